@@ -1,0 +1,1 @@
+//! Next-Token Playground engine.

@@ -1,0 +1,196 @@
+//! The visible pipeline: every rule in order, each reported as a `Stage`.
+//!
+//! The raw logits are only read, never written: every stage works on its own
+//! copy, so the page can re-run the rules on the same logits at every slider
+//! move.
+
+use super::bias::apply_bias_and_bans;
+use super::min_p::min_p_mask;
+use super::penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
+use super::settings::{Order, RuleSettings};
+use super::softmax::{argmax, softmax};
+use super::stage::Stage;
+use super::temperature::scale_by_temperature;
+use super::top_k::top_k_mask;
+use super::top_p::top_p_mask;
+use crate::error::Result;
+
+/// Runs the pipeline in `s.order` and returns one stage per rule: first "raw"
+/// (softmax of the raw logits), last "final" (what the draw uses).
+///
+/// - HF order: penalties → bias_bans → temperature → top_k → top_p → min_p.
+/// - llama.cpp order: penalties → bias_bans → top_k → top_p → min_p →
+///   temperature (applied last, to the surviving logits).
+///
+/// Rules that are off are still reported (identical to the stage before) so
+/// the page's columns never move. `history` is every token so far; the
+/// penalties look at its last `s.penalty_window` tokens.
+///
+/// Errors (never panics): empty logits, a NaN or +inf logit, every raw logit
+/// -inf, a setting out of range, a token id outside the vocabulary, or
+/// bans that leave no token possible.
+pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Result<Vec<Stage>> {
+    check_logits(raw_logits)?;
+    s.validate(raw_logits.len())?;
+    check_history(history, raw_logits.len())?;
+
+    let raw_probs = softmax(raw_logits);
+    let raw = Stage::from_probs("raw", raw_probs.clone(), &raw_probs);
+
+    let recent = select_recent(history, s.penalty_window);
+    let mut z = raw_logits.to_vec();
+    let penalties_on = s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0;
+    if penalties_on && !recent.is_empty() {
+        z = penalize_repetition(&z, recent, s.repetition_penalty, s.penalty_mode);
+        z = penalize_presence_frequency(&z, recent, s.presence_penalty, s.frequency_penalty);
+    }
+    let penalties = if penalties_on {
+        Stage::from_logits("penalties", &z, &raw_probs)
+    } else {
+        raw.renamed("penalties")
+    };
+
+    let bias_on = !s.logit_bias.is_empty() || !s.banned.is_empty();
+    let bias_bans = if bias_on {
+        z = apply_bias_and_bans(&z, &s.logit_bias, &s.banned);
+        if z.iter().all(|&v| v == f64::NEG_INFINITY) {
+            crate::bail!("every token is banned: at least one of the {} tokens must stay allowed", z.len());
+        }
+        Stage::from_logits("bias_bans", &z, &raw_probs)
+    } else {
+        penalties.renamed("bias_bans")
+    };
+
+    let mut stages = vec![raw, penalties, bias_bans];
+    let mut walk = Walk { z, raw_probs: &raw_probs };
+    match s.order {
+        Order::HuggingFace => {
+            stages.push(walk.apply_temperature(&stages[stages.len() - 1], s.temperature));
+            walk.push_truncations(&mut stages, s);
+        }
+        Order::LlamaCpp => {
+            walk.push_truncations(&mut stages, s);
+            stages.push(walk.apply_temperature(&stages[stages.len() - 1], s.temperature));
+        }
+    }
+    let last = stages[stages.len() - 1].renamed("final");
+    stages.push(last);
+    Ok(stages)
+}
+
+/// Each rule alone on the raw logits: "greedy", "temperature" (at
+/// `s.temperature`), then "top_k", "top_p", "min_p" at tau = 1 with `s`'s
+/// values (a rule that is off keeps every token).
+pub fn run_rules_alone(raw_logits: &[f64], s: &RuleSettings) -> Result<Vec<Stage>> {
+    check_logits(raw_logits)?;
+    s.validate(raw_logits.len())?;
+    let raw_probs = softmax(raw_logits);
+
+    let mut one_hot = vec![0.0; raw_logits.len()];
+    one_hot[argmax(raw_logits)] = 1.0;
+    let greedy = Stage::from_probs("greedy", one_hot, &raw_probs);
+
+    let temperature = if s.temperature == 1.0 {
+        Stage::from_probs("temperature", raw_probs.clone(), &raw_probs)
+    } else {
+        Stage::from_logits("temperature", &scale_by_temperature(raw_logits, s.temperature), &raw_probs)
+    };
+
+    let truncate_alone = |name: &str, mask: Vec<bool>| {
+        Stage::from_probs(name, renormalize_kept(&raw_probs, &mask), &raw_probs)
+    };
+    Ok(vec![
+        greedy,
+        temperature,
+        truncate_alone("top_k", top_k_mask(&raw_probs, s.top_k)),
+        truncate_alone("top_p", top_p_mask(&raw_probs, s.top_p)),
+        truncate_alone("min_p", min_p_mask(&raw_probs, s.min_p)),
+    ])
+}
+
+/// Zeroes the tokens outside `mask` and rescales the rest to sum to 1.
+/// An empty mask gives all zeros (the truncation rules never produce one
+/// from a distribution with a possible token).
+pub fn renormalize_kept(probs: &[f64], mask: &[bool]) -> Vec<f64> {
+    let kept_sum: f64 = probs.iter().zip(mask).filter(|(_, k)| **k).map(|(p, _)| p).sum();
+    probs
+        .iter()
+        .zip(mask)
+        .map(|(&p, &k)| if k && kept_sum > 0.0 { p / kept_sum } else { 0.0 })
+        .collect()
+}
+
+/// The logits as they flow through the sampling rules. A token dropped by a
+/// stage (probability 0, whether truncated or underflowed) gets logit -inf,
+/// so no later stage (temperature last, in llama order) can bring it back.
+struct Walk<'a> {
+    z: Vec<f64>,
+    raw_probs: &'a [f64],
+}
+
+impl Walk<'_> {
+    fn apply_temperature(&mut self, previous: &Stage, tau: f64) -> Stage {
+        if tau == 1.0 {
+            // Exactly the identity: reuse the numbers so HF and llama orders agree bit for bit.
+            return previous.renamed("temperature");
+        }
+        self.z = scale_by_temperature(&self.z, tau);
+        let stage = Stage::from_logits("temperature", &self.z, self.raw_probs);
+        self.drop_unkept(&stage.kept);
+        stage
+    }
+
+    fn push_truncations(&mut self, stages: &mut Vec<Stage>, s: &RuleSettings) {
+        let rules: [(&str, &dyn Fn(&[f64]) -> Vec<bool>); 3] = [
+            ("top_k", &|p| top_k_mask(p, s.top_k)),
+            ("top_p", &|p| top_p_mask(p, s.top_p)),
+            ("min_p", &|p| min_p_mask(p, s.min_p)),
+        ];
+        for (name, mask_of) in rules {
+            let previous = &stages[stages.len() - 1];
+            let mask = mask_of(&previous.probs);
+            self.drop_unkept(&mask);
+            let stage = if mask == previous.kept {
+                previous.renamed(name)
+            } else {
+                Stage::from_probs(name, renormalize_kept(&previous.probs, &mask), self.raw_probs)
+            };
+            stages.push(stage);
+        }
+    }
+
+    fn drop_unkept(&mut self, kept: &[bool]) {
+        for (z, &k) in self.z.iter_mut().zip(kept) {
+            if !k {
+                *z = f64::NEG_INFINITY;
+            }
+        }
+    }
+}
+
+/// Refuses logits no distribution can come from, with the offending index.
+fn check_logits(logits: &[f64]) -> Result<()> {
+    if logits.is_empty() {
+        crate::bail!("the logits are empty: at least one token is needed");
+    }
+    if let Some(i) = logits.iter().position(|z| z.is_nan()) {
+        crate::bail!("logit {i} is NaN: the model output is broken");
+    }
+    if let Some(i) = logits.iter().position(|&z| z == f64::INFINITY) {
+        crate::bail!("logit {i} is +inf: logits must be finite or -inf");
+    }
+    if logits.iter().all(|&z| z == f64::NEG_INFINITY) {
+        crate::bail!("every logit is -inf: no token is possible");
+    }
+    Ok(())
+}
+
+fn check_history(history: &[u32], vocab_size: usize) -> Result<()> {
+    if let Some((pos, id)) = history.iter().enumerate().find(|(_, id)| **id as usize >= vocab_size) {
+        crate::bail!(
+            "history token {id} at position {pos} is outside the vocabulary (ids 0..{})",
+            vocab_size - 1
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! Temperature: divide the logits by tau before the softmax.
+
+use super::softmax::argmax;
+
+/// Returns `logits / tau`. `tau = 0` means greedy: the argmax keeps its logit
+/// and every other token becomes `-inf` (a one-hot after the softmax; ties go
+/// to the first index, like `argmax`). `-inf` stays `-inf` at any tau.
+///
+/// tau is validated to be 0 or in [1e-4, 100] by `RuleSettings::validate`;
+/// with f64 logits from f32 model output, `z / 1e-4` stays far from overflow
+/// and the softmax subtracts the max, so neither end produces NaN.
+pub fn scale_by_temperature(logits: &[f64], tau: f64) -> Vec<f64> {
+    if tau == 0.0 {
+        let best = argmax(logits);
+        return logits
+            .iter()
+            .enumerate()
+            .map(|(i, &z)| if i == best { z } else { f64::NEG_INFINITY })
+            .collect();
+    }
+    logits.iter().map(|&z| z / tau).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::softmax::softmax;
+
+    #[test]
+    fn zero_temperature_is_one_hot_at_first_argmax() {
+        let p = softmax(&scale_by_temperature(&[1.0, 4.0, 4.0, -2.0], 0.0));
+        assert_eq!(p, vec![0.0, 1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn temperature_one_is_the_identity() {
+        let z = [0.3, -1.7, 2.25];
+        assert_eq!(scale_by_temperature(&z, 1.0), z.to_vec());
+    }
+
+    #[test]
+    fn extreme_temperatures_stay_finite() {
+        let z = [30.0, -30.0, 0.0, f64::NEG_INFINITY];
+        for tau in [1e-4, 100.0] {
+            let p = softmax(&scale_by_temperature(&z, tau));
+            assert!(p.iter().all(|x| x.is_finite()));
+            assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        }
+    }
+}

@@ -96,8 +96,11 @@ pub fn run_rules_alone(raw_logits: &[f64], s: &RuleSettings) -> Result<Vec<Stage
         Stage::from_logits("temperature", &scale_by_temperature(raw_logits, s.temperature), &raw_probs)
     };
 
+    let raw_kept: Vec<bool> = raw_probs.iter().map(|&p| p > 0.0).collect();
     let truncate_alone = |name: &str, mask: Vec<bool>| {
-        Stage::from_probs(name, renormalize_kept(&raw_probs, &mask), &raw_probs)
+        // A rule that drops nothing reports the raw numbers bit for bit.
+        let probs = if mask == raw_kept { raw_probs.clone() } else { renormalize_kept(&raw_probs, &mask) };
+        Stage::from_probs(name, probs, &raw_probs)
     };
     Ok(vec![
         greedy,

@@ -30,7 +30,8 @@ pub fn softmax(logits: &[f64]) -> Vec<f64> {
 pub fn entropy_nats(p: &[f64]) -> f64 {
     let h: f64 = p.iter().filter(|&&pi| pi > 0.0).map(|&pi| -pi * pi.ln()).sum();
     // A one-hot gives -0.0 (or a last-bit negative): report a clean 0.
-    h.max(0.0)
+    // (`f64::max` may keep -0.0, hence the comparison.)
+    if h > 0.0 { h } else { 0.0 }
 }
 
 /// Shannon entropy in bits.
@@ -90,6 +91,7 @@ mod tests {
         assert!((entropy_bits(&p) - 3.0).abs() < 1e-12);
         assert!((entropy_nats(&p) - 8f64.ln()).abs() < 1e-12);
         assert_eq!(entropy_bits(&[0.0, 1.0, 0.0]), 0.0);
+        assert!(entropy_nats(&[1.0]).is_sign_positive(), "a one-hot must report +0, not -0");
     }
 
     #[test]

@@ -1,0 +1,41 @@
+//! The native command line over the same engine the page runs.
+//!
+//! One subcommand = one `Command` variant + one module with
+//! `pub fn run(args) -> crate::error::Result<()>`. Errors print
+//! `error: <message>` on stderr and exit with status 2; usage errors are
+//! reported by clap the same way.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod dist;
+
+#[derive(Parser, Debug)]
+#[command(name = "nexttoken", version, about = "Next-Token Playground engine on the command line")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show how each decoding rule reshapes a next-token distribution.
+    Dist(dist::DistArgs),
+}
+
+/// Parses the arguments, runs the subcommand, and turns an error into a
+/// message and exit status 2 (never a panic trace).
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Dist(args) => dist::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+// Panel 7: the decoding controls, built from the table in state/settings.js.
+// Every number has a slider and a number box (both keyboard-operable); a value
+// out of range is refused with a message next to the control and the last
+// good value stays in force.
+
+import { NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, parseStopText, formatStopText } from "./state/settings.js";
+import { makeEl } from "./render/dom.js";
+
+const GROUPS = [
+  ["rules", "Sampling rules"],
+  ["penalties", "Penalties, bans and bias"],
+  ["run", "Generation"],
+  ["beam", "Beam search"],
+];
+
+/**
+ * @typedef {Object} ControlsApi
+ * @property {(settings: Record<string, any>) => void} show   reflect settings in the form
+ * @property {(vocabSize: number) => void} setVocab            top-k's range follows the model
+ * @property {(key: string, message: string) => void} refuse  show a refusal next to a control
+ */
+
+/**
+ * Build the form once.
+ * @param {HTMLElement} root
+ * @param {Record<string, any>} settings initial values
+ * @param {(key: string, value: any, startedAt: number) => void} onChange a valid change
+ * @returns {ControlsApi}
+ */
+export function buildControls(root, settings, onChange) {
+  /** @type {Map<string, { set: (v: any) => void, msg: HTMLElement }>} */
+  const fields = new Map();
+  const sets = new Map(GROUPS.map(([g, title]) => {
+    const fs = makeEl("fieldset", { class: `ctl-group ctl-${g}` });
+    fs.append(makeEl("legend", {}, title));
+    root.append(fs);
+    return [g, fs];
+  }));
+
+  for (const c of NUMBER_CONTROLS) {
+    const id = `ctl-${c.key}`;
+    const box = makeEl("div", { class: "ctl", "data-key": c.key });
+    const label = makeEl("label", { for: id }, c.label);
+    const range = makeEl("input", { type: "range", min: c.min < 0 ? -c.sliderMax : c.min, max: c.sliderMax,
+      step: c.step, "aria-label": `${c.label} slider`, id: `${id}-range` });
+    const num = makeEl("input", { type: "number", id, min: c.min, max: c.max, step: c.integer ? 1 : "any",
+      inputmode: "decimal", "aria-describedby": `${id}-msg ${id}-help` });
+    const help = makeEl("small", { class: "help", id: `${id}-help` }, c.help);
+    const msg = makeEl("span", { class: "msg", id: `${id}-msg`, role: "alert" });
+    const row = makeEl("div", { class: "ctl-row" });
+    row.append(range, num);
+    box.append(label, row, msg, help);
+    sets.get(c.group).append(box);
+
+    let good = settings[c.key];
+    const set = (v) => { good = v; range.value = String(v); if (document.activeElement !== num) num.value = String(v); };
+    const accept = (raw, from, startedAt) => {
+      const v = raw.trim() === "" ? NaN : Number(raw);
+      const problem = checkNumber(c, v);
+      if (problem) {
+        msg.textContent = `${problem}; keeping ${good}`;
+        num.setAttribute("aria-invalid", "true");
+        return;
+      }
+      msg.textContent = "";
+      num.removeAttribute("aria-invalid");
+      good = v;
+      if (from === range) num.value = String(v); else range.value = String(v);
+      onChange(c.key, v, startedAt);
+    };
+    range.addEventListener("input", (e) => accept(range.value, range, performance.now()));
+    num.addEventListener("input", () => accept(num.value, num, performance.now()));
+    num.addEventListener("blur", () => { num.value = String(good); num.removeAttribute("aria-invalid"); });
+    fields.set(c.key, { set, msg, range, num });
+  }
+
+  for (const c of CHOICE_CONTROLS) {
+    const id = `ctl-${c.key}`;
+    const box = makeEl("div", { class: "ctl", "data-key": c.key });
+    const select = makeEl("select", { id });
+    for (const [v, text] of c.options) select.append(makeEl("option", { value: v }, text));
+    box.append(makeEl("label", { for: id }, c.label), select);
+    sets.get(c.group).append(box);
+    select.addEventListener("change", () => onChange(c.key, select.value, performance.now()));
+    fields.set(c.key, { set: (v) => { select.value = v; }, msg: makeEl("span") });
+  }
+
+  // Stop strings: one per line, escapes for newline and tab.
+  {
+    const box = makeEl("div", { class: "ctl", "data-key": "stop" });
+    const area = makeEl("textarea", { id: "ctl-stop", rows: 2, spellcheck: "false", "aria-describedby": "ctl-stop-help" });
+    box.append(makeEl("label", { for: "ctl-stop" }, "Stop strings"), area,
+      makeEl("small", { class: "help", id: "ctl-stop-help" }, "one per line; write a newline as \\n"));
+    sets.get("run").append(box);
+    area.addEventListener("change", () => onChange("stop", parseStopText(area.value), performance.now()));
+    fields.set("stop", { set: (v) => { if (document.activeElement !== area) area.value = formatStopText(v); }, msg: makeEl("span") });
+  }
+  // The cache switch: same logits, more work, and a live check of the difference.
+  {
+    const box = makeEl("div", { class: "ctl ctl-check", "data-key": "use_cache" });
+    const cb = makeEl("input", { type: "checkbox", id: "ctl-use_cache" });
+    box.append(cb, makeEl("label", { for: "ctl-use_cache" }, "Use the KV cache (off: recompute everything each step)"));
+    sets.get("run").append(box);
+    cb.addEventListener("change", () => onChange("use_cache", cb.checked, performance.now()));
+    fields.set("use_cache", { set: (v) => { cb.checked = v; }, msg: makeEl("span") });
+  }
+  // Bans and biases: chips, added by clicking tokens in the distribution.
+  {
+    const box = makeEl("div", { class: "ctl chips-box", "data-key": "lists" });
+    box.append(makeEl("span", { class: "label" }, "Banned and biased tokens"),
+      makeEl("div", { class: "chips", id: "ctl-chips" }),
+      makeEl("small", { class: "help" }, "click “ban” or “bias” next to a token in the distribution"));
+    sets.get("penalties").append(box);
+  }
+
+  const api = {
+    show(s) { for (const [key, f] of fields) if (key in s) f.set(s[key]); },
+    setVocab(vocab) {
+      const f = fields.get("top_k");
+      f.range.max = String(Math.min(50, vocab));
+      f.num.max = String(vocab);
+    },
+    refuse(key, message) { const f = fields.get(key); if (f) f.msg.textContent = message; },
+  };
+  api.show(settings);
+  return api;
+}

@@ -1,0 +1,87 @@
+// Panel 6: beam search as a tree. Each node is one token; the nodes on a final
+// beam are drawn solid, the pruned ones light and dashed.
+
+import { makeEl, makeSvg, setText, syncChildren, ensureSlot } from "./dom.js";
+import { OKABE_ITO } from "./format.js";
+
+/**
+ * @typedef {Object} BeamView
+ * @property {any|null} beam  the engine's BeamReport
+ * @property {boolean} busy
+ */
+
+const COL = 92, ROW = 20, PAD = 6;
+
+/**
+ * Paint the beam panel.
+ * @param {HTMLElement} root
+ * @param {BeamView} view
+ */
+export function renderBeam(root, view) {
+  const note = ensureSlot(root, "note", () => makeEl("p", { class: "note" }));
+  const wrap = ensureSlot(root, "tree", () => makeEl("div", { class: "table-wrap" }));
+  const list = ensureSlot(root, "list", () => makeEl("ol", { class: "beam-list" }));
+  const b = view.beam;
+  if (!b) {
+    setText(note, view.busy ? "Searching…" : "Press “Search beams” to run beam search from here.");
+    wrap.replaceChildren();
+    syncChildren(list, 0, () => makeEl("li"));
+    return;
+  }
+  setText(note, `${b.beams.length} beams, score = log p / length^α with α = ${b.alpha}${view.busy ? " · searching…" : ""}`);
+  wrap.replaceChildren(drawTree(b));
+  const items = syncChildren(list, b.beams.length, () => makeEl("li"));
+  b.beams.forEach((beam, i) => {
+    setText(items[i], `score ${beam.score.toFixed(4)} · log p ${beam.logprob.toFixed(4)} · ${beam.length} tokens` +
+      `${beam.finished ? " · finished" : ""} · “${beam.text}”`);
+  });
+}
+
+/**
+ * Lay the search tree out left to right: x = step, y = order of the leaves.
+ * @param {any} b BeamReport
+ * @returns {SVGElement}
+ */
+function drawTree(b) {
+  const byId = new Map(b.nodes.map((n) => [n.id, { ...n, kids: [] }]));
+  const roots = [];
+  for (const n of byId.values()) {
+    const parent = n.parent === null || n.parent === undefined ? null : byId.get(n.parent);
+    if (parent) parent.kids.push(n); else roots.push(n);
+  }
+  let nextRow = 0;
+  const place = (n) => {
+    if (n.kids.length === 0) n.row = nextRow++;
+    else { n.kids.forEach(place); n.row = (n.kids[0].row + n.kids[n.kids.length - 1].row) / 2; }
+  };
+  roots.forEach(place);
+  const maxStep = Math.max(0, ...b.nodes.map((n) => n.step));
+  const width = (maxStep + 1) * COL + PAD * 2;
+  const height = Math.max(1, nextRow) * ROW + PAD * 2;
+  const svg = makeSvg("svg", { viewBox: `0 0 ${width} ${height}`, width, class: "chart beam-tree", role: "img",
+    "aria-label": `beam search tree with ${b.nodes.length} nodes` });
+  const px = (n) => PAD + n.step * COL;
+  const py = (n) => PAD + n.row * ROW + ROW / 2;
+  const edges = makeSvg("g", { fill: "none" });
+  const nodes = makeSvg("g", { "font-size": 11 });
+  for (const n of byId.values()) {
+    const parent = n.parent === null || n.parent === undefined ? null : byId.get(n.parent);
+    const colour = n.in_final_beam ? OKABE_ITO.blue : "#aaa";
+    if (parent) {
+      // from just after the parent's label to the child's label
+      const x0 = px(parent) + COL - 16, y0 = py(parent), x1 = px(n) - 2, y1 = py(n), mid = (x0 + x1) / 2;
+      edges.append(makeSvg("path", {
+        d: `M${x0},${y0}C${mid},${y0} ${mid},${y1} ${x1},${y1}`,
+        stroke: colour, "stroke-width": n.in_final_beam ? 2 : 1, "stroke-dasharray": n.in_final_beam ? "" : "3 2" }));
+    }
+    const t = makeSvg("text", { x: px(n) + 2, y: py(n) + 4, fill: n.in_final_beam ? "#111" : "#777",
+      "font-weight": n.in_final_beam ? "600" : "400" });
+    t.textContent = n.display ?? "";
+    const title = makeSvg("title");
+    title.textContent = `${n.display ?? ""}: log p ${Number(n.logprob).toFixed(4)} (step ${n.step})`;
+    t.append(title);
+    nodes.append(t);
+  }
+  svg.append(edges, nodes);
+  return svg;
+}

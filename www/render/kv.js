@@ -1,0 +1,136 @@
+// Panel 5: the KV cache as a grid of (layer, KV head) rows × positions that
+// grows one column per token, its size in bytes, and the work it saves.
+
+import { makeEl, makeSvg, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
+import { formatBytes, formatCount, OKABE_ITO } from "./format.js";
+
+/**
+ * @typedef {Object} KvView
+ * @property {{ len: number, capacity: number, layers: number, kv_heads: number, head_dim: number, bytes: number, bytes_per_number: number }|null} kv
+ * @property {{ cached: { kv_rows: number, scores: number }, naive: { kv_rows: number, scores: number } }|null} counters
+ * @property {{ max_abs_diff: number, argmax_agree: boolean }|null} cacheCheck
+ * @property {boolean} useCache
+ */
+
+const MAX_COLS = 96;   // wider contexts show their last 96 positions
+const MAX_ROWS = 48;   // more rows than this: one row per layer
+const CELL = 8;
+
+/**
+ * Paint the KV panel.
+ * @param {HTMLElement} root
+ * @param {KvView} view
+ */
+export function renderKv(root, view) {
+  const facts = ensureSlot(root, "facts", () => makeEl("p", { class: "kv-facts" }));
+  const svg = ensureSlot(root, "grid", () => {
+    const s = makeSvg("svg", { class: "chart kv-grid", role: "img" });
+    s.append(makeSvg("g", { class: "labels" }), makeSvg("g", { class: "rows" }),
+      makeSvg("path", { class: "cols", stroke: "#fff", "stroke-width": 1 }),
+      makeSvg("rect", { class: "newest", fill: OKABE_ITO.orange }));
+    return s;
+  });
+  const table = ensureSlot(root, "work", () => makeWorkTable());
+  const check = ensureSlot(root, "check", () => makeEl("p", { class: "kv-check" }));
+  const kv = view.kv;
+  if (!kv) { setText(facts, "No cache yet."); return; }
+
+  const perToken = 2 * kv.layers * kv.kv_heads * kv.head_dim * kv.bytes_per_number;
+  setText(facts, `${kv.len} of ${kv.capacity} positions · ${formatBytes(kv.bytes)} ` +
+    `(2 · ${kv.layers} layers · ${kv.kv_heads} KV heads · ${kv.len} positions · ${kv.head_dim} dims · ${kv.bytes_per_number} B; ` +
+    `${formatBytes(perToken)} per token)${view.useCache ? "" : " · cache OFF: every step recomputes the whole prefix"}`);
+  setAttr(facts, "data-len", kv.len);
+
+  drawGrid(svg, kv);
+
+  const c = view.counters;
+  if (c) {
+    const body = table.tBodies[0].rows;
+    fillWorkRow(body[0], c.cached.kv_rows, c.naive.kv_rows);
+    fillWorkRow(body[1], c.cached.scores, c.naive.scores);
+  }
+  if (view.cacheCheck) {
+    const cc = view.cacheCheck;
+    setText(check, `No-cache check: the full recompute gives the same logits as the cache up to ` +
+      `${cc.max_abs_diff.toExponential(2)} (max |difference|); most likely token ${cc.argmax_agree ? "agrees" : "DIFFERS"}.`);
+  } else {
+    setText(check, view.useCache ? "Turn the cache off to compare the logits with a full recompute." : "");
+  }
+}
+
+/** @returns {HTMLTableElement} */
+function makeWorkTable() {
+  const t = /** @type {HTMLTableElement} */ (makeEl("table", { class: "kv-work" }));
+  const head = t.createTHead().insertRow();
+  for (const h of ["work so far", "with cache", "recompute", "saved ×"]) head.append(makeEl("th", { scope: "col" }, h));
+  const body = t.createTBody();
+  for (const label of ["K/V rows projected", "attention scores"]) {
+    const r = body.insertRow();
+    r.append(makeEl("th", { scope: "row" }, label), makeEl("td"), makeEl("td"), makeEl("td"));
+  }
+  return t;
+}
+
+/**
+ * @param {HTMLTableRowElement} row
+ * @param {number} cached
+ * @param {number} naive
+ */
+function fillWorkRow(row, cached, naive) {
+  setText(row.cells[1], formatCount(cached));
+  setText(row.cells[2], formatCount(naive));
+  setText(row.cells[3], cached > 0 ? (naive / cached).toFixed(2) : "–");
+}
+
+/**
+ * @param {SVGElement} svg
+ * @param {KvView["kv"]} kv
+ */
+function drawGrid(svg, kv) {
+  const perHead = kv.layers * kv.kv_heads <= MAX_ROWS;
+  const nRows = perHead ? kv.layers * kv.kv_heads : kv.layers;
+  const cols = Math.min(Math.max(kv.len, 1), MAX_COLS);
+  const shownCap = Math.min(kv.capacity, MAX_COLS);
+  const first = Math.max(0, kv.len - MAX_COLS);
+  const labelW = 56;
+  const width = labelW + shownCap * CELL + 4;
+  const height = nRows * CELL + 26;
+  setAttr(svg, "viewBox", `0 0 ${width} ${height}`);
+  setAttr(svg, "width", width);
+  setAttr(svg, "aria-label", `KV cache: ${kv.layers} layers × ${kv.kv_heads} KV heads × ${kv.len} positions`);
+
+  const rows = syncChildren(svg.querySelector(".rows"), nRows * 2, (i) =>
+    makeSvg("rect", i % 2 ? { fill: OKABE_ITO.blue } : { fill: "#e4e4e4" }));
+  for (let r = 0; r < nRows; r++) {
+    const y = r * CELL;
+    // empty capacity behind, then the filled part
+    setAttr(rows[2 * r], "x", labelW); setAttr(rows[2 * r], "y", y);
+    setAttr(rows[2 * r], "width", shownCap * CELL); setAttr(rows[2 * r], "height", CELL - 1);
+    setAttr(rows[2 * r + 1], "x", labelW); setAttr(rows[2 * r + 1], "y", y);
+    setAttr(rows[2 * r + 1], "width", kv.len ? cols * CELL : 0); setAttr(rows[2 * r + 1], "height", CELL - 1);
+    // a layer boundary is easier to see with a lighter first head
+    setAttr(rows[2 * r + 1], "fill-opacity", perHead && kv.kv_heads > 1 && r % kv.kv_heads ? 0.75 : 1);
+  }
+  let d = "";
+  for (let c = 1; c < cols; c++) d += `M${labelW + c * CELL - 0.5},0v${nRows * CELL}`;
+  setAttr(svg.querySelector(".cols"), "d", d);
+  const newest = svg.querySelector(".newest");
+  setAttr(newest, "x", labelW + (cols - 1) * CELL); setAttr(newest, "y", 0);
+  setAttr(newest, "width", kv.len ? CELL - 1 : 0); setAttr(newest, "height", nRows * CELL - 1);
+
+  const labels = svg.querySelector(".labels");
+  const key = `${nRows}|${perHead}|${first}|${cols}`;
+  if (labels.getAttribute("data-key") !== key) {
+    labels.setAttribute("data-key", key);
+    labels.replaceChildren();
+    for (let l = 0; l < kv.layers; l++) {
+      const r = perHead ? l * kv.kv_heads : l;
+      const t = makeSvg("text", { x: labelW - 4, y: r * CELL + CELL - 1, "text-anchor": "end", "font-size": 8 });
+      t.textContent = `layer ${l}`;
+      if (nRows <= 24 || l % Math.ceil(kv.layers / 12) === 0) labels.append(t);
+    }
+    const t = makeSvg("text", { x: labelW, y: nRows * CELL + 14, "font-size": 10 });
+    t.textContent = `positions ${first}…${first + cols - 1} →${perHead ? ` (rows: layer × ${kv.kv_heads} KV heads)` : " (rows: layers)"}`;
+    labels.append(t);
+  }
+}

@@ -1,0 +1,151 @@
+// The whole view lives in the URL query, so a link (or an iframe in a lesson)
+// reproduces it exactly. Parsing never throws: a bad field keeps its default
+// and adds a message the page shows.
+
+import { NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, makeDefaultSettings } from "./settings.js";
+
+/** Every panel the page knows, in display order. */
+export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "beam", "controls", "model"];
+/** Panels shown when the URL does not say. */
+export const DEFAULT_PANELS = PANEL_KEYS.slice();
+
+/**
+ * @typedef {Object} ViewState
+ * @property {string|null} model     model name; null = the default from models/index.json
+ * @property {string|null} prompt    null = the model's default prompt
+ * @property {Record<string, any>} settings
+ * @property {string[]} panels
+ * @property {boolean} embed
+ * @property {number} steps          generated tokens to replay on load
+ * @property {number[]|null} logits  the edited logit vector of "logits10"
+ */
+
+/**
+ * A fresh view state with every default.
+ * @returns {ViewState}
+ */
+export function makeDefaultState() {
+  return { model: null, prompt: null, settings: makeDefaultSettings(), panels: DEFAULT_PANELS.slice(),
+    embed: false, steps: 0, logits: null };
+}
+
+/**
+ * Parse a query string into a view state.
+ * @param {string} search e.g. location.search
+ * @returns {{ state: ViewState, problems: string[] }}
+ */
+export function parseQuery(search) {
+  const q = new URLSearchParams(search);
+  const state = makeDefaultState();
+  const problems = [];
+  const s = state.settings;
+
+  if (q.has("model")) {
+    const m = q.get("model").trim();
+    if (/^[A-Za-z0-9._-]{1,80}$/.test(m)) state.model = m;
+    else problems.push(`model=${q.get("model")} is not a model name; using the default model`);
+  }
+  if (q.has("prompt")) state.prompt = q.get("prompt");
+  state.embed = q.get("embed") === "1" || q.get("embed") === "true";
+
+  for (const c of NUMBER_CONTROLS) {
+    if (!q.has(c.key)) continue;
+    const raw = q.get(c.key);
+    const v = raw.trim() === "" ? NaN : Number(raw);
+    const msg = checkNumber(c, v);
+    if (msg) problems.push(`${c.key}=${raw}: ${msg}; using ${c.def}`);
+    else s[c.key] = v;
+  }
+  for (const c of CHOICE_CONTROLS) {
+    if (!q.has(c.key)) continue;
+    const raw = q.get(c.key);
+    if (c.options.some(([v]) => v === raw)) s[c.key] = raw;
+    else problems.push(`${c.key}=${raw} is not one of ${c.options.map((o) => o[0]).join(", ")}; using ${c.def}`);
+  }
+  if (q.has("use_cache")) {
+    const raw = q.get("use_cache");
+    if (raw === "0" || raw === "false") s.use_cache = false;
+    else if (raw === "1" || raw === "true") s.use_cache = true;
+    else problems.push(`use_cache=${raw} must be 0 or 1; using 1`);
+  }
+  if (q.has("stop")) s.stop = q.getAll("stop").filter((x) => x.length > 0);
+  if (q.has("nostop")) s.stop = [];
+  if (q.has("banned")) {
+    const ids = parseIdList(q.get("banned"));
+    if (ids) s.banned = ids;
+    else problems.push(`banned=${q.get("banned")} must be token ids separated by commas; ignored`);
+  }
+  if (q.has("bias")) {
+    const pairs = parseBiasList(q.get("bias"));
+    if (pairs) s.logit_bias = pairs;
+    else problems.push(`bias=${q.get("bias")} must look like id:amount,id:amount; ignored`);
+  }
+  if (q.has("steps")) {
+    const n = Number(q.get("steps"));
+    if (Number.isInteger(n) && n >= 0 && n <= 4096) state.steps = n;
+    else problems.push(`steps=${q.get("steps")} must be a whole number from 0 to 4096; using 0`);
+  }
+  if (q.has("logits")) {
+    const v = q.get("logits").split(",").map(Number);
+    if (v.length === 10 && v.every((x) => Number.isFinite(x) && Math.abs(x) <= 1000)) state.logits = v;
+    else problems.push(`logits=${q.get("logits")} must be 10 numbers separated by commas; using the course's vector`);
+  }
+  if (q.has("panels")) {
+    const names = q.get("panels").split(",").map((x) => x.trim()).filter(Boolean);
+    const unknown = names.filter((n) => !PANEL_KEYS.includes(n));
+    const known = names.filter((n) => PANEL_KEYS.includes(n));
+    if (unknown.length) problems.push(`panels: unknown ${unknown.join(", ")} (known: ${PANEL_KEYS.join(", ")})`);
+    if (known.length) state.panels = known;
+  }
+  return { state, problems };
+}
+
+/**
+ * Serialise a view state to a query string, writing only what differs from
+ * the defaults so links stay short.
+ * @param {ViewState} state
+ * @returns {string} starting with "?" (or "" when everything is default)
+ */
+export function formatQuery(state) {
+  const q = new URLSearchParams();
+  const d = makeDefaultState();
+  if (state.model) q.set("model", state.model);
+  if (state.prompt !== null) q.set("prompt", state.prompt);
+  for (const c of NUMBER_CONTROLS) if (state.settings[c.key] !== c.def) q.set(c.key, String(state.settings[c.key]));
+  for (const c of CHOICE_CONTROLS) if (state.settings[c.key] !== c.def) q.set(c.key, state.settings[c.key]);
+  if (!state.settings.use_cache) q.set("use_cache", "0");
+  const stops = state.settings.stop;
+  if (JSON.stringify(stops) !== JSON.stringify(d.settings.stop)) {
+    if (stops.length === 0) q.set("nostop", "1");
+    for (const st of stops) q.append("stop", st);
+  }
+  if (state.settings.banned.length) q.set("banned", state.settings.banned.join(","));
+  if (state.settings.logit_bias.length) q.set("bias", state.settings.logit_bias.map(([i, b]) => `${i}:${b}`).join(","));
+  if (state.steps) q.set("steps", String(state.steps));
+  if (state.logits) q.set("logits", state.logits.join(","));
+  if (state.embed) q.set("embed", "1");
+  if (state.panels.join(",") !== DEFAULT_PANELS.join(",")) q.set("panels", state.panels.join(","));
+  const text = q.toString();
+  return text ? `?${text}` : "";
+}
+
+/**
+ * @param {string} text "3,17,42"
+ * @returns {number[]|null}
+ */
+function parseIdList(text) {
+  if (text.trim() === "") return [];
+  const ids = text.split(",").map((x) => Number(x.trim()));
+  return ids.every((x) => Number.isInteger(x) && x >= 0) ? ids : null;
+}
+
+/**
+ * @param {string} text "3:2.5,17:-1"
+ * @returns {[number, number][]|null}
+ */
+function parseBiasList(text) {
+  if (text.trim() === "") return [];
+  const pairs = text.split(",").map((x) => x.split(":").map((y) => Number(y.trim())));
+  const ok = pairs.every((p) => p.length === 2 && Number.isInteger(p[0]) && p[0] >= 0 && Number.isFinite(p[1]));
+  return ok ? /** @type {[number, number][]} */ (pairs) : null;
+}

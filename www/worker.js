@@ -1,0 +1,186 @@
+// The engine's thread. The wasm Playground lives here so the page never
+// blocks; every request carries an id that the reply echoes, so the page can
+// drop replies it no longer wants.
+//
+// Page → worker: { id, type, ...payload }, type one of
+//   load { model: { builtin: name } | { base: "models/x/" } }
+//   reset { prompt, settings }      step { settings }      run { settings }
+//   stop                            preview { settings }   rewind { n }
+//   beam { settings }               set_logits { logits }  train { steps }
+// Worker → page: { id, type, ...payload }, type one of
+//   ready { info }   progress { loaded, total, what }   report { kind, ... }
+//   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
+
+import init, { Playground, set_panic_hook } from "./pkg/nexttoken.js";
+
+const CACHE_NAME = "nexttoken-models-v1";
+
+/** @type {any} the wasm Playground, null until loaded */
+let pg = null;
+/** Id of the run in progress (null when none) and whether a stop came in. */
+let running = null;
+let stopWanted = false;
+/** Ids of stop requests waiting for the run to settle. */
+let stopWaiters = [];
+let engineReady = null;
+
+self.onmessage = (event) => {
+  const msg = event.data;
+  handle(msg).catch((err) => reportError(msg.id, err));
+};
+
+/**
+ * Dispatch one request.
+ * @param {{ id: number, type: string, [k: string]: any }} msg
+ */
+async function handle(msg) {
+  const { id, type } = msg;
+  if (type === "load") return load(id, msg.model);
+  if (type === "stop") return stop(id);
+  if (!pg) throw new Error("no model is loaded yet");
+  switch (type) {
+    case "reset": return reply(id, { kind: "step", report: pg.start(msg.prompt, msg.settings) });
+    case "step": return reply(id, { kind: "step", report: pg.step(msg.settings) });
+    case "preview": return reply(id, { kind: "preview", distribution: pg.preview(msg.settings) });
+    case "rewind": return reply(id, { kind: "step", report: pg.rewind(msg.n) });
+    case "beam": return reply(id, { kind: "beam", beam: pg.beam(msg.settings) });
+    case "set_logits": return reply(id, { kind: "preview", distribution: pg.set_logits(Float64Array.from(msg.logits)) });
+    case "train": return reply(id, { kind: "train", result: pg.train_bigram(msg.steps) });
+    case "run": return run(id, msg.settings);
+    default: throw new Error(`unknown request type "${type}"`);
+  }
+}
+
+/**
+ * Post a report reply.
+ * @param {number} id
+ * @param {object} payload
+ */
+function reply(id, payload) {
+  self.postMessage({ id, type: "report", ...payload });
+}
+
+/**
+ * Turn a thrown value into an error message. A RuntimeError from wasm is a
+ * Rust panic ("unreachable"): the instance cannot be trusted any more.
+ * @param {number} id
+ * @param {unknown} err
+ */
+function reportError(id, err) {
+  const fatal = err instanceof WebAssembly.RuntimeError;
+  const message = err instanceof Error ? err.message : String(err);
+  if (fatal) pg = null;
+  self.postMessage({ id, type: "error", message, fatal });
+}
+
+/**
+ * Initialise wasm once, then build the Playground for a model.
+ * @param {number} id
+ * @param {{ builtin?: string, base?: string }} model
+ */
+async function load(id, model) {
+  engineReady ??= init().then(() => set_panic_hook());
+  await engineReady;
+  if (pg && typeof pg.free === "function") pg.free();
+  pg = null;
+  if (model.builtin) {
+    pg = Playground.builtin(model.builtin);
+  } else {
+    const base = model.base.endsWith("/") ? model.base : `${model.base}/`;
+    const manifestText = await fetchText(`${base}model.json`);
+    let manifest;
+    try { manifest = JSON.parse(manifestText); } catch { throw new Error(`${base}model.json is not JSON`); }
+    if (manifest.format !== "nexttoken-model") throw new Error(`${base}model.json is not a nexttoken model manifest`);
+    const tokenizer = await fetchText(`${base}${manifest.tokenizer}`);
+    const weights = await fetchCachedBytes(id, `${base}${manifest.weights}`);
+    pg = Playground.from_files(manifestText, weights, tokenizer);
+  }
+  self.postMessage({ id, type: "ready", info: pg.info() });
+}
+
+/**
+ * @param {string} url
+ * @returns {Promise<string>}
+ */
+async function fetchText(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`could not fetch ${url} (HTTP ${res.status})`);
+  return res.text();
+}
+
+/**
+ * Fetch a large file once, streaming progress to the page, and keep it in the
+ * Cache API so the next visit loads from disk.
+ * @param {number} id
+ * @param {string} url
+ * @returns {Promise<Uint8Array>}
+ */
+async function fetchCachedBytes(id, url) {
+  const cache = typeof caches !== "undefined" ? await caches.open(CACHE_NAME).catch(() => null) : null;
+  const hit = cache ? await cache.match(url) : undefined;
+  if (hit) {
+    const bytes = new Uint8Array(await hit.arrayBuffer());
+    self.postMessage({ id, type: "progress", loaded: bytes.length, total: bytes.length, what: `${url} (cached)` });
+    return bytes;
+  }
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`could not fetch ${url} (HTTP ${res.status})`);
+  const total = Number(res.headers.get("content-length")) || 0;
+  const chunks = [];
+  let loaded = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    self.postMessage({ id, type: "progress", loaded, total, what: url });
+  }
+  const bytes = new Uint8Array(loaded);
+  let at = 0;
+  for (const c of chunks) { bytes.set(c, at); at += c.length; }
+  if (cache) await cache.put(url, new Response(bytes, { headers: { "content-type": "application/octet-stream" } })).catch(() => {});
+  return bytes;
+}
+
+/**
+ * Generate token by token, yielding to the message loop between tokens so a
+ * stop request gets in. Each token is posted as a report with final = false;
+ * the last message has final = true.
+ * @param {number} id
+ * @param {object} settings
+ */
+async function run(id, settings) {
+  if (running !== null) throw new Error("a run is already in progress");
+  running = id;
+  stopWanted = false;
+  let why = null;
+  try {
+    for (let i = 0; i < settings.max_new; i++) {
+      if (stopWanted) { why = "stopped"; break; }
+      const report = pg.step(settings);
+      self.postMessage({ id, type: "report", kind: "step", report, final: false });
+      if (report.stop) { why = report.stop; break; }
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  } finally {
+    running = null;
+    // A stop always settles: answer every waiting stop, even after an error.
+    for (const w of stopWaiters) self.postMessage({ id: w, type: "report", kind: "stopped" });
+    stopWaiters = [];
+  }
+  self.postMessage({ id, type: "report", kind: "run_end", why: why ?? "max_new", final: true });
+}
+
+/**
+ * Ask the run to stop; the reply comes when it has.
+ * @param {number} id
+ */
+function stop(id) {
+  if (running === null) {
+    self.postMessage({ id, type: "report", kind: "stopped" });
+    return;
+  }
+  stopWanted = true;
+  stopWaiters.push(id);
+}

@@ -4,7 +4,7 @@
 /**
  * @typedef {Object} ClientHooks
  * @property {(loaded: number, total: number, what: string) => void} onProgress
- * @property {(message: string) => void} onFatal   the worker died; it has been replaced
+ * @property {(message: string, crashed: boolean) => void} onFatal   the worker died (the next request starts a new one)
  */
 
 export class EngineClient {
@@ -21,7 +21,8 @@ export class EngineClient {
     this.previewBusy = false;
     /** @type {{ settings: object, resolve: Function, reject: Function }|null} */
     this.previewQueued = null;
-    this.startWorker();
+    /** @type {Worker|null} started on the first request */
+    this.worker = null;
   }
 
   /** Start (or restart) the worker thread. */
@@ -30,23 +31,26 @@ export class EngineClient {
     this.worker.onmessage = (e) => this.receive(e.data);
     this.worker.onerror = (e) => {
       e.preventDefault?.();
-      this.fail(`the engine worker could not start: ${e.message || "script error"}`);
+      this.fail(`The engine could not start; is www/pkg/ built (pkg-scripts/build)? ${e.message || ""}`.trim(), false);
     };
   }
 
   /**
-   * Kill the worker and reject everything in flight; the owner reloads.
+   * Kill the worker and reject everything in flight; the owner reloads (the
+   * next request starts a fresh worker, so a broken build cannot loop).
    * @param {string} message
+   * @param {boolean} [crashed] true: a panic in a running engine (worth a restart);
+   *   false: the engine cannot even start (a restart would fail the same way)
    */
-  fail(message) {
-    this.worker.terminate();
+  fail(message, crashed = true) {
+    this.worker?.terminate();
+    this.worker = null;
     const waiting = [...this.pending.values()];
     this.pending.clear();
     this.previewBusy = false;
     if (this.previewQueued) { waiting.push(this.previewQueued); this.previewQueued = null; }
-    this.startWorker();
     for (const p of waiting) p.reject(new EngineError(message, true));
-    this.hooks.onFatal(message);
+    this.hooks.onFatal(message, crashed);
   }
 
   /**
@@ -58,7 +62,7 @@ export class EngineClient {
     if (msg.type === "progress") { this.hooks.onProgress(msg.loaded, msg.total, msg.what); return; }
     if (msg.type === "error") {
       this.pending.delete(msg.id);
-      if (msg.fatal) { this.fail(`the engine crashed: ${msg.message}`); p.reject(new EngineError(msg.message, true)); return; }
+      if (msg.fatal) { p.reject(new EngineError(msg.message, true)); this.fail(msg.message); return; }
       p.reject(new EngineError(msg.message, false));
       return;
     }
@@ -76,6 +80,7 @@ export class EngineClient {
    */
   request(type, payload = {}, onReport) {
     const id = this.nextId++;
+    if (!this.worker) this.startWorker();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onReport });
       this.worker.postMessage({ id, type, ...payload });

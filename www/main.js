@@ -33,7 +33,9 @@ const view = {
   chosen: null,          // the token drawn from `distribution`, if any
   beam: null, beamBusy: false,
   train: null, trainBusy: false,
+  logitsEdited: false,   // the engine holds a vector other than the course's
   running: false,
+  loading: false,
   ready: false,
 };
 
@@ -126,6 +128,8 @@ async function loadModel() {
   view.ready = false;
   view.beam = null;
   view.train = null;
+  view.logitsEdited = false;
+  view.loading = true;
   setBusy(true);
   try {
     const msg = await client.request("load", { model: entry.source });
@@ -138,6 +142,7 @@ async function loadModel() {
     sayEngineError(err);
   } finally {
     hideProgress();
+    view.loading = false;
     setBusy(false);
     showModelPanel();
     scheduleRender();
@@ -151,8 +156,11 @@ async function loadModel() {
 async function replay() {
   client.dropStale();
   view.beam = null;
-  if (state.model === "logits10" && state.logits) {
-    await client.request("set_logits", { logits: state.logits });
+  // The engine keeps an edited vector until told otherwise, so going back to
+  // the course's values must be sent too.
+  if (state.model === "logits10" && (state.logits || view.logitsEdited)) {
+    await client.request("set_logits", { logits: state.logits ?? COURSE_LOGITS, prompt: currentPrompt(), settings: engineSettings() });
+    view.logitsEdited = state.logits !== null;
   }
   let msg;
   try {
@@ -226,7 +234,7 @@ async function doRun() {
 async function doRewind(n) {
   if (!view.ready || view.running || n < 0) return;
   try {
-    const msg = await client.request("rewind", { n });
+    const msg = await client.request("rewind", { n, settings: engineSettings() });
     takeReport(msg.report);
     state.steps = msg.report.generated.length;
     updateUrl();
@@ -236,7 +244,7 @@ async function doRewind(n) {
 
 /** Back to the prompt. */
 async function doReset() {
-  if (!view.ready) return;
+  if (!view.ready) { crashes = []; state.steps = 0; loadModel(); return; }
   if (view.running) await client.request("stop").catch(() => {});
   state.steps = 0;
   try { await replay(); } catch (err) { sayEngineError(err); }
@@ -283,19 +291,34 @@ async function doBeam() {
  * reload the model and replay; the prompt and settings live in `state`, so
  * nothing the user typed is lost.
  * @param {string} message
+ * @param {boolean} crashed false when the engine could not start at all
  */
-function recoverFromCrash(message) {
+function recoverFromCrash(message, crashed) {
+  if (!crashed) {
+    view.running = false;
+    view.ready = false;
+    say(message, "error", "crash");
+    scheduleRender();
+    return;
+  }
   const now = Date.now();
   crashes = crashes.filter((t) => now - t < 30000);
   crashes.push(now);
   view.running = false;
   view.ready = false;
+  const text = `The engine hit an internal error (${message})`;
   if (crashes.length > 2) {
-    say(`${message}. It crashed again while restoring; press Reset or pick another model to try again.`, "error", "crash");
+    say(`${text} again while restoring. Your prompt and settings are kept: change a setting and press Reset, or pick another model.`, "error", "crash");
     scheduleRender();
     return;
   }
-  say(`${message}. The engine was restarted with your prompt and settings.`, "error", "crash");
+  if (crashes.length === 2) {
+    // Replaying the same tokens crashed again: restore the prompt only.
+    state.steps = 0;
+    say(`${text}. The engine was restarted with your prompt and settings (the generated tokens were dropped).`, "error", "crash");
+  } else {
+    say(`${text}. The engine was restarted with your prompt and settings.`, "error", "crash");
+  }
   loadModel();
 }
 
@@ -427,9 +450,11 @@ function renderAll() {
 
   setText($("#btn-run"), view.running ? "Stop" : "Run");
   $("#btn-run").setAttribute("aria-pressed", String(view.running));
-  for (const id of ["#btn-step", "#btn-back", "#btn-reset"]) {
+  for (const id of ["#btn-step", "#btn-back"]) {
     /** @type {HTMLButtonElement} */ ($(id)).disabled = !view.ready || view.running;
   }
+  // Reset stays available after a crash: it reloads the model.
+  /** @type {HTMLButtonElement} */ ($("#btn-reset")).disabled = view.loading || view.running;
   /** @type {HTMLButtonElement} */ ($("#btn-back")).disabled ||= !(r?.generated?.length);
   setText($("#model-facts"), view.info ? describeModel(view.info) : "");
 
@@ -506,17 +531,15 @@ async function applyLogits() {
   setText($("#logits-msg"), "");
   state.logits = values.every((v, i) => v === COURSE_LOGITS[i]) ? null : values;
   updateUrl();
-  try {
-    await client.request("set_logits", { logits: values });
-    await doPreview(performance.now());
-  } catch (err) { sayEngineError(err); }
+  try { await replay(); } catch (err) { sayEngineError(err); }
 }
 
 async function retrainBigram() {
   view.trainBusy = true;
   scheduleRender();
   try {
-    const msg = await client.request("train", { steps: 600 });
+    // Seed 18, as lesson 18, so the curve matches the course.
+    const msg = await client.request("train", { steps: 600, seed: 18 });
     view.train = msg.result;
     await replay();
   } catch (err) { sayEngineError(err); }

@@ -5,8 +5,8 @@
 // Page → worker: { id, type, ...payload }, type one of
 //   load { model: { builtin: name } | { base: "models/x/" } }
 //   reset { prompt, settings }      step { settings }      run { settings }
-//   stop                            preview { settings }   rewind { n }
-//   beam { settings }               set_logits { logits }  train { steps }
+//   stop                            preview { settings }   rewind { n, settings }
+//   beam { settings }   set_logits { logits, prompt, settings }   train { steps, seed }
 // Worker → page: { id, type, ...payload }, type one of
 //   ready { info }   progress { loaded, total, what }   report { kind, ... }
 //   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
@@ -42,10 +42,16 @@ async function handle(msg) {
     case "reset": return reply(id, { kind: "step", report: pg.start(msg.prompt, msg.settings) });
     case "step": return reply(id, { kind: "step", report: pg.step(msg.settings) });
     case "preview": return reply(id, { kind: "preview", distribution: pg.preview(msg.settings) });
-    case "rewind": return reply(id, { kind: "step", report: pg.rewind(msg.n) });
+    // The settings argument is ignored by a facade whose rewind takes only n.
+    case "rewind": return reply(id, { kind: "step", report: pg.rewind(msg.n, msg.settings) });
     case "beam": return reply(id, { kind: "beam", beam: pg.beam(msg.settings) });
-    case "set_logits": return reply(id, { kind: "preview", distribution: pg.set_logits(Float64Array.from(msg.logits)) });
-    case "train": return reply(id, { kind: "train", result: pg.train_bigram(msg.steps) });
+    case "set_logits": {
+      // The facade may restart the prompt (StepReport) or only return the
+      // new Distribution; the page accepts either.
+      const out = pg.set_logits(Float64Array.from(msg.logits), msg.prompt, msg.settings);
+      return reply(id, out && out.distribution ? { kind: "step", report: out } : { kind: "preview", distribution: out });
+    }
+    case "train": return reply(id, { kind: "train", result: pg.train_bigram(msg.steps, BigInt(msg.seed ?? 18)) });
     case "run": return run(id, msg.settings);
     default: throw new Error(`unknown request type "${type}"`);
   }

@@ -22,6 +22,7 @@ export function renderEntropy(root, view) {
   const d = view.distribution;
   const list = ensureSlot(root, "list", () => makeEl("dl", { class: "entropy-list" }));
   const svg = ensureSlot(root, "curve", () => makeCurveSvg());
+  svg.style.display = d ? "" : "none";
   if (!d) { syncChildren(list, 0, () => makeEl("div")); return; }
 
   const items = [

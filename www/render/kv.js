@@ -14,7 +14,7 @@ import { formatBytes, formatCount, OKABE_ITO } from "./format.js";
 
 const MAX_COLS = 96;   // wider contexts show their last 96 positions
 const MAX_ROWS = 48;   // more rows than this: one row per layer
-const CELL = 8;
+const CELL = 10;
 
 /**
  * Paint the KV panel.

@@ -95,15 +95,6 @@ export function buildControls(root, settings, onChange) {
     area.addEventListener("change", () => onChange("stop", parseStopText(area.value), performance.now()));
     fields.set("stop", { set: (v) => { if (document.activeElement !== area) area.value = formatStopText(v); }, msg: makeEl("span") });
   }
-  // The cache switch: same logits, more work, and a live check of the difference.
-  {
-    const box = makeEl("div", { class: "ctl ctl-check", "data-key": "use_cache" });
-    const cb = makeEl("input", { type: "checkbox", id: "ctl-use_cache" });
-    box.append(cb, makeEl("label", { for: "ctl-use_cache" }, "Use the KV cache (off: recompute everything each step)"));
-    sets.get("run").append(box);
-    cb.addEventListener("change", () => onChange("use_cache", cb.checked, performance.now()));
-    fields.set("use_cache", { set: (v) => { cb.checked = v; }, msg: makeEl("span") });
-  }
   // Bans and biases: chips, added by clicking tokens in the distribution.
   {
     const box = makeEl("div", { class: "ctl chips-box", "data-key": "lists" });

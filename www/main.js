@@ -186,6 +186,7 @@ async function replay() {
  * @param {any} report
  */
 function takeReport(report) {
+  view.userStopped = false;
   view.report = report;
   view.distribution = report.distribution;
   view.chosen = report.chosen ? { ...report.chosen } : null;
@@ -213,12 +214,14 @@ async function doRun() {
     return;
   }
   view.running = true;
+  view.userStopped = false;
   scheduleRender();
   try {
-    await client.request("run", { settings: engineSettings() }, (msg) => {
+    const end = await client.request("run", { settings: engineSettings() }, (msg) => {
       takeReport(msg.report);
       state.steps = msg.report.generated.length;
     });
+    view.userStopped = end.why === "stopped";
   } catch (err) { sayEngineError(err); }
   view.running = false;
   updateUrl();
@@ -427,7 +430,7 @@ function renderAll() {
   if (shown.has("output")) {
     renderOutput($("#p-output .body"), {
       promptTokens: r?.prompt_tokens ?? [], generated: r?.generated ?? [],
-      shownStep: null, stop: r?.stop ?? null, running: view.running,
+      shownStep: null, stop: r?.stop ?? (view.userStopped ? "user" : null), running: view.running,
     });
   }
   if (shown.has("dist")) {
@@ -627,6 +630,9 @@ function wire() {
   $("#logits-apply").addEventListener("click", applyLogits);
   $("#logits-course").addEventListener("click", () => { state.logits = null; fillLogitsEditor(); applyLogits(); });
   $("#bigram-retrain").addEventListener("click", retrainBigram);
+  const cacheBox = /** @type {HTMLInputElement} */ ($("#ctl-use_cache"));
+  cacheBox.checked = state.settings.use_cache;
+  cacheBox.addEventListener("change", () => onSetting("use_cache", cacheBox.checked, performance.now()));
   $("#btn-embed").addEventListener("click", copyEmbed);
 
   for (const key of PANEL_KEYS) {

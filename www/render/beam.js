@@ -23,7 +23,7 @@ export function renderBeam(root, view) {
   const list = ensureSlot(root, "list", () => makeEl("ol", { class: "beam-list" }));
   const b = view.beam;
   if (!b) {
-    setText(note, view.busy ? "Searching…" : "Press “Search beams” to run beam search from here.");
+    setText(note, view.busy ? "Searching…" : "Beam search runs from the current text after each step.");
     wrap.replaceChildren();
     syncChildren(list, 0, () => makeEl("li"));
     return;

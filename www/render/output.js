@@ -18,6 +18,7 @@ const STOP_WORDS = {
   max_new: "stopped: max new tokens reached",
   stop_string: "stopped: a stop string appeared",
   context_full: "stopped: the context is full",
+  user: "stopped by you",
 };
 
 /**

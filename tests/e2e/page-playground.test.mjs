@@ -1,0 +1,292 @@
+// Browser tests of the playground page: real headless Chromium, the real
+// wasm engine (www/pkg), the course's logits10 model. Expected numbers come
+// from the course text (lesson 21, /work/shared/course/003_*.txt), not from
+// the engine.
+//
+// Run: cd tests && npm install && node --test e2e/page-playground.test.mjs
+// Screenshots land in tests/artifacts/.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = path.join(HERE, "..", "artifacts");
+mkdirSync(ARTIFACTS, { recursive: true });
+
+let env;          // { baseUrl, newPage, close }
+
+before(async () => { env = await openBrowser(path.join(HERE, "..", "..", "www")); });
+after(async () => { await env?.close(); });
+
+/**
+ * Open the page with a query and wait until the engine has painted.
+ * Collects console errors and failed requests for the no-error check.
+ * @param {string} query
+ * @param {{ width?: number, height?: number }} [size]
+ */
+async function openPage(query, size = {}) {
+  const page = await env.newPage({ viewport: { width: size.width ?? 1300, height: size.height ?? 900 } });
+  const problems = [];
+  const missing = [];
+  page.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  page.on("response", (r) => { if (r.status() >= 400) missing.push(new URL(r.url()).pathname); });
+  await page.goto(`${env.baseUrl}/index.html${query}`);
+  await page.waitForSelector("body[data-ready=true]", { timeout: 60000 });
+  /** Console errors, except the 404 of an absent models/index.json (the page handles it). */
+  page.consoleErrors = () => {
+    const onlyIndex = missing.every((p) => p.endsWith("/models/index.json"));
+    return problems.filter((t) => !(onlyIndex && missing.length && t.startsWith("Failed to load resource")));
+  };
+  return page;
+}
+
+/** Wait for all pending paints (two animation frames). */
+async function settle(page) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForTimeout(50);
+}
+
+/**
+ * The entropy shown for a pipeline stage, in bits (the number in the text).
+ * @param {import("playwright-core").Page} page
+ * @param {string} stage e.g. "stage:final"
+ */
+async function entropyBits(page, stage) {
+  const text = await page.textContent(`#p-entropy [data-stage="${stage}"] dd`);
+  return Number(text.replace(" bits", ""));
+}
+
+/** The final (after the rules) probabilities of the top tokens, as shown. */
+async function finalProbs(page) {
+  return page.$$eval("#p-dist .dist-row .num[data-prob]", (els) => els.map((e) => Number(e.getAttribute("data-prob"))));
+}
+
+test("logits10 at tau = 0.5 shows the course's p_max 0.632149 and H = 1.5006 bits", async () => {
+  const page = await openPage("?model=logits10&temperature=0.5");
+  const head = await page.textContent("#p-dist [data-slot=head]");
+  assert.match(head, /p_max = 0\.632149/);
+  assert.equal(await entropyBits(page, "stage:final"), 1.5006);
+  // nats on hover (title): 1.040152 in the course
+  const nats = await page.getAttribute('#p-entropy [data-stage="stage:final"] dd', "title");
+  assert.match(nats, /^1\.04015\d nats$/);
+  await page.screenshot({ path: path.join(ARTIFACTS, "page-logits10-tau05.png"), fullPage: true });
+  assert.deepEqual(page.consoleErrors(), []);
+  await page.close();
+});
+
+test("the course's top-k = 3 and top-p = 0.9 numbers appear in the panels", async () => {
+  const page = await openPage("?model=logits10&top_k=3");
+  const p = await finalProbs(page);
+  // course: top-K=3: 0.506480 0.307196 0.186324, then zeros
+  assert.deepEqual(p.slice(0, 3).map((x) => x.toFixed(6)), ["0.506480", "0.307196", "0.186324"]);
+  assert.ok(p.slice(3).every((x) => x === 0));
+  assert.equal(await entropyBits(page, "stage:final"), 1.4718);
+  const mass = await page.getAttribute('#p-rules tfoot tr:nth-child(1) td[data-stage="final"]', "title");
+  assert.match(mass, /0\.782140/);  // "mass kept before renormalising: 0.7821398567522391"
+  await page.close();
+
+  const page2 = await openPage("?model=logits10&top_p=0.9");
+  const size = await page2.textContent('#p-rules tfoot tr:nth-child(2) td[data-stage="final"]');
+  assert.equal(size, "5");               // "top-P=0.9 support: 5"
+  assert.equal(await entropyBits(page2, "stage:final"), 2.0115);
+  await page2.screenshot({ path: path.join(ARTIFACTS, "page-logits10-topp09.png"), fullPage: true });
+  assert.deepEqual(page2.consoleErrors(), []);
+  await page2.close();
+});
+
+test("every slider moves by keyboard, repaints from the engine, and lands in the URL", async () => {
+  const page = await openPage("?model=logits10");
+  const sliders = await page.$$eval("#p-controls input[type=range]", (els) => els.map((e) => e.id));
+  assert.ok(sliders.length >= 10, `expected the decoding sliders, found ${sliders.length}`);
+  for (const id of sliders) {
+    const key = id.replace(/^ctl-/, "").replace(/-range$/, "");
+    const before = await page.inputValue(`#ctl-${key}`);
+    const atMax = await page.$eval(`#${id}`, (e) => Number(e.value) >= Number(e.max));
+    await page.focus(`#${id}`);
+    await page.keyboard.press(atMax ? "ArrowLeft" : "ArrowRight");
+    await page.keyboard.press(atMax ? "ArrowLeft" : "ArrowRight");
+    await settle(page);
+    const after = await page.inputValue(`#ctl-${key}`);
+    assert.notEqual(after, before, `${key}: the number box follows the slider`);
+    assert.ok(new URL(page.url()).searchParams.has(key), `${key} is in the URL`);
+  }
+  // back to tau = 0.5 by keyboard on the number box: the panels follow the engine
+  await page.fill("#ctl-top_p", "1");
+  await page.fill("#ctl-min_p", "0");
+  await page.fill("#ctl-top_k", "0");
+  await page.fill("#ctl-repetition_penalty", "1");
+  await page.fill("#ctl-presence_penalty", "0");
+  await page.fill("#ctl-frequency_penalty", "0");
+  await page.fill("#ctl-temperature", "0.5");
+  await settle(page);
+  await page.waitForFunction(() => /p_max = 0\.632149/.test(document.querySelector("#p-dist [data-slot=head]").textContent));
+  const perf = await page.evaluate(() => window.__ntpPerf.length);
+  assert.ok(perf >= sliders.length, "input-to-paint times are recorded");
+  assert.deepEqual(page.consoleErrors(), []);
+  await page.close();
+});
+
+test("a value out of range is refused next to the control and the last good value stays", async () => {
+  const page = await openPage("?model=logits10&temperature=0.5");
+  await page.fill("#ctl-top_p", "7");
+  await settle(page);
+  assert.match(await page.textContent("#ctl-top_p-msg"), /between 0 and 1.*keeping 1/);
+  assert.equal(new URL(page.url()).searchParams.get("top_p"), null);
+  assert.match(await page.textContent("#p-dist [data-slot=head]"), /p_max = 0\.632149/);
+  await page.close();
+});
+
+test("stepping generates tokens, grows the KV cache by one column each, and step back rewinds", async () => {
+  const page = await openPage("?model=logits10&seed=7");
+  const len0 = Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len"));
+  for (let i = 1; i <= 3; i++) {
+    await page.click("#btn-step");
+    await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length === n, i);
+  }
+  await settle(page);
+  const len3 = Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len"));
+  assert.equal(len3 - len0, 3);
+  assert.equal(new URL(page.url()).searchParams.get("steps"), "3");
+  // each token's tooltip carries its rank and probability
+  const title = await page.getAttribute("#p-output .tok[data-step='0']", "title");
+  assert.match(title, /rank \d+, p = 0\.\d{6}/);
+  await page.click("#btn-back");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);
+  // clicking the first token rewinds to the step that drew it
+  await page.click("#p-output .tok[data-step='0']");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 0);
+  await page.screenshot({ path: path.join(ARTIFACTS, "page-after-steps.png"), fullPage: true });
+  assert.deepEqual(page.consoleErrors(), []);
+  await page.close();
+});
+
+test("Run generates until a stop, and Stop always settles", async () => {
+  const page = await openPage("?model=logits10&max_new=400&nostop=1");
+  await page.click("#btn-run");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length >= 2);
+  await page.click("#btn-run");   // now "Stop"
+  await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Run");
+  const n = await page.$$eval("#p-output .tok", (els) => els.length);
+  assert.ok(n >= 2 && n < 400, `stopped after ${n} tokens`);
+  await page.close();
+});
+
+test("the URL round-trips: opening it again shows the same view", async () => {
+  const page = await openPage("?model=logits10");
+  await page.fill("#ctl-temperature", "0.7");
+  await page.fill("#ctl-top_k", "4");
+  await page.selectOption("#ctl-order", "llama");
+  await page.click("#btn-step");
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);
+  await settle(page);
+  const url = page.url();
+  const text = await page.textContent("#p-output [data-slot=text]");
+  const probs = await finalProbs(page);
+  await page.close();
+
+  const again = await openPage(new URL(url).search);
+  assert.equal(await again.inputValue("#ctl-temperature"), "0.7");
+  assert.equal(await again.inputValue("#ctl-top_k"), "4");
+  assert.equal(await again.inputValue("#ctl-order"), "llama");
+  assert.equal(await again.textContent("#p-output [data-slot=text]"), text);
+  assert.deepEqual(await finalProbs(again), probs);
+  assert.deepEqual(again.consoleErrors(), []);
+  await again.close();
+});
+
+test("a bad URL parameter shows a message and the page stays usable with defaults", async () => {
+  const page = await openPage("?model=no-such-model&temperature=banana&top_p=7");
+  const msgs = await page.textContent("#messages");
+  assert.match(msgs, /temperature=banana/);
+  assert.match(msgs, /top_p=7/);
+  assert.match(msgs, /no-such-model/);
+  assert.equal(await page.inputValue("#ctl-temperature"), "1");
+  assert.equal(await page.inputValue("#ctl-top_p"), "1");
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
+  await page.screenshot({ path: path.join(ARTIFACTS, "page-bad-url.png") });
+  assert.deepEqual(page.consoleErrors(), []);
+  await page.close();
+});
+
+test("embed mode shows only the chosen panels, compactly; the narrow page is readable", async () => {
+  const page = await openPage("?model=logits10&embed=1&panels=dist,rules,entropy&temperature=0.5", { width: 720, height: 800 });
+  const visible = await page.$$eval("section.panel", (els) => els.filter((e) => e.offsetParent !== null).map((e) => e.id));
+  assert.deepEqual(visible, ["p-dist", "p-rules", "p-entropy"]);
+  assert.equal(await page.isVisible("header.top"), false);
+  assert.match(await page.textContent("#p-dist [data-slot=head]"), /p_max = 0\.632149/);
+  await page.screenshot({ path: path.join(ARTIFACTS, "page-embed.png"), fullPage: true });
+  await page.close();
+
+  const phone = await openPage("?model=logits10", { width: 360, height: 740 });
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `no sideways scrolling at 360 px (overflow ${overflow}px)`);
+  await phone.screenshot({ path: path.join(ARTIFACTS, "page-360px.png") });
+  await phone.close();
+});
+
+test("each panel saves as PNG and SVG figures", async () => {
+  const page = await openPage("?model=logits10&temperature=0.5");
+  for (const panel of ["p-dist", "p-entropy"]) {
+    const [png] = await Promise.all([page.waitForEvent("download"), page.click(`#${panel} .fig-buttons button:has-text("PNG")`)]);
+    assert.match(png.suggestedFilename(), /\.png$/);
+    const [svg] = await Promise.all([page.waitForEvent("download"), page.click(`#${panel} .fig-buttons button:has-text("SVG")`)]);
+    assert.match(svg.suggestedFilename(), /\.svg$/);
+  }
+  assert.deepEqual(page.consoleErrors(), []);
+  await page.close();
+});
+
+// ---------------------------------------------------------------------------
+// Local helper (the shared harness in tests/e2e/ was not there when these
+// tests were written): a static server for www/ and Debian's Chromium.
+// NTP_BASE_URL=http://host:port points the tests at a server already running.
+
+import http from "node:http";
+import { readFile, stat } from "node:fs/promises";
+import { chromium } from "playwright-core";
+
+const MIME = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css",
+  ".json": "application/json", ".wasm": "application/wasm", ".svg": "image/svg+xml", ".png": "image/png" };
+
+/**
+ * Serve `root` on 127.0.0.1 (a free port) and launch headless Chromium.
+ * @param {string} root
+ */
+async function openBrowser(root) {
+  let server = null;
+  let baseUrl = process.env.NTP_BASE_URL;
+  if (!baseUrl) {
+    server = http.createServer(async (req, res) => {
+      const rel = decodeURIComponent(new URL(req.url, "http://x").pathname);
+      const file = path.join(root, path.normalize(rel).replace(/^([/\\])+/, ""));
+      try {
+        if (!file.startsWith(root) || !(await stat(file)).isFile()) throw new Error("not a file");
+        const body = await readFile(file);
+        res.writeHead(200, { "content-type": MIME[path.extname(file)] ?? "application/octet-stream", "content-length": body.length });
+        res.end(body);
+      } catch {
+        res.writeHead(404, { "content-type": "text/plain" });
+        res.end("not found");
+      }
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    baseUrl = `http://127.0.0.1:${server.address().port}`;
+  }
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const context = await browser.newContext({ acceptDownloads: true });
+  return {
+    baseUrl,
+    newPage: (opts) => context.newPage().then(async (p) => { if (opts?.viewport) await p.setViewportSize(opts.viewport); return p; }),
+    close: async () => { await browser.close(); server?.close(); },
+  };
+}

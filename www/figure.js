@@ -26,6 +26,16 @@ export function serializePanel(panel) {
   clone.setAttribute("xmlns", "http://www.w3.org/1999/xhtml");
   clone.style.margin = "0";
   clone.style.width = `${width}px`;
+  clone.style.height = `${height}px`;
+  // Form state lives in properties, which cloning does not serialise.
+  const live = panel.querySelectorAll("input, select, textarea");
+  clone.querySelectorAll("input, select, textarea").forEach((el, i) => {
+    const src = /** @type {any} */ (live[i]);
+    if (src.type === "checkbox" || src.type === "radio") { if (src.checked) el.setAttribute("checked", ""); else el.removeAttribute("checked"); }
+    else if (el.tagName === "TEXTAREA") el.textContent = src.value;
+    else if (el.tagName === "SELECT") el.querySelectorAll("option").forEach((o, k) => { if (k === src.selectedIndex) o.setAttribute("selected", ""); });
+    else el.setAttribute("value", src.value);
+  });
   const html = new XMLSerializer().serializeToString(clone);
   // CDATA so selectors such as "a > b" survive the XML parser.
   const style = `<style><![CDATA[${collectCss().replace(/]]>/g, "]] >")}]]></style>`;

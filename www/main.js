@@ -125,6 +125,7 @@ function currentPrompt() {
 /** Load the current model, then replay prompt, settings and steps. */
 async function loadModel() {
   const entry = currentModel();
+  client.dropStale(); // an unfinished replay for the old model stops here
   view.ready = false;
   view.beam = null;
   view.train = null;

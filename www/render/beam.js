@@ -43,43 +43,51 @@ export function renderBeam(root, view) {
  * @returns {SVGElement}
  */
 function drawTree(b) {
+  // The first tokens have no parent: hang them under one "prompt" node.
+  const minStep = Math.min(...b.nodes.map((n) => n.step));
+  const root = { id: "root", parent: null, display: "prompt ▸", step: minStep - 1, in_final_beam: true, kids: [], isRoot: true };
   const byId = new Map(b.nodes.map((n) => [n.id, { ...n, kids: [] }]));
-  const roots = [];
   for (const n of byId.values()) {
-    const parent = n.parent === null || n.parent === undefined ? null : byId.get(n.parent);
-    if (parent) parent.kids.push(n); else roots.push(n);
+    const parent = n.parent === null || n.parent === undefined ? root : byId.get(n.parent) ?? root;
+    n.parentNode = parent;
+    parent.kids.push(n);
   }
   let nextRow = 0;
   const place = (n) => {
     if (n.kids.length === 0) n.row = nextRow++;
     else { n.kids.forEach(place); n.row = (n.kids[0].row + n.kids[n.kids.length - 1].row) / 2; }
   };
-  roots.forEach(place);
-  const maxStep = Math.max(0, ...b.nodes.map((n) => n.step));
-  const width = (maxStep + 1) * COL + PAD * 2;
+  place(root);
+  const all = [root, ...byId.values()];
+  const maxStep = Math.max(...all.map((n) => n.step));
+  const width = (maxStep - root.step + 1) * COL + PAD * 2;
   const height = Math.max(1, nextRow) * ROW + PAD * 2;
   const svg = makeSvg("svg", { viewBox: `0 0 ${width} ${height}`, width, class: "chart beam-tree", role: "img",
     "aria-label": `beam search tree with ${b.nodes.length} nodes` });
-  const px = (n) => PAD + n.step * COL;
+  const px = (n) => PAD + (n.step - root.step) * COL;
   const py = (n) => PAD + n.row * ROW + ROW / 2;
   const edges = makeSvg("g", { fill: "none" });
   const nodes = makeSvg("g", { "font-size": 11 });
-  for (const n of byId.values()) {
-    const parent = n.parent === null || n.parent === undefined ? null : byId.get(n.parent);
+  for (const n of all) {
+    const parent = n.parentNode;
     const colour = n.in_final_beam ? OKABE_ITO.blue : "#aaa";
     if (parent) {
       // from just after the parent's label to the child's label
-      const x0 = px(parent) + COL - 16, y0 = py(parent), x1 = px(n) - 2, y1 = py(n), mid = (x0 + x1) / 2;
+      const x0 = px(parent) + Math.min(COL - 16, 6 + 7 * (parent.display ?? "").length);
+      const y0 = py(parent), x1 = px(n) - 2, y1 = py(n), mid = (x0 + x1) / 2;
       edges.append(makeSvg("path", {
         d: `M${x0},${y0}C${mid},${y0} ${mid},${y1} ${x1},${y1}`,
         stroke: colour, "stroke-width": n.in_final_beam ? 2 : 1, "stroke-dasharray": n.in_final_beam ? "" : "3 2" }));
     }
     const t = makeSvg("text", { x: px(n) + 2, y: py(n) + 4, fill: n.in_final_beam ? "#111" : "#777",
-      "font-weight": n.in_final_beam ? "600" : "400" });
+      "font-weight": n.in_final_beam && !n.isRoot ? "600" : "400" });
     t.textContent = n.display ?? "";
-    const title = makeSvg("title");
-    title.textContent = `${n.display ?? ""}: log p ${Number(n.logprob).toFixed(4)} (step ${n.step})`;
-    t.append(title);
+    if (!n.isRoot) {
+      const title = makeSvg("title");
+      const total = n.total_logprob !== undefined ? `, total ${Number(n.total_logprob).toFixed(4)}` : "";
+      title.textContent = `${n.display ?? ""}: ln q ${Number(n.logprob).toFixed(4)}${total} (step ${n.step})`;
+      t.append(title);
+    }
     nodes.append(t);
   }
   svg.append(edges, nodes);

@@ -62,7 +62,7 @@ export function renderKv(root, view) {
 function makeWorkTable() {
   const t = /** @type {HTMLTableElement} */ (makeEl("table", { class: "kv-work" }));
   const head = t.createTHead().insertRow();
-  for (const h of ["work so far", "with cache", "recompute", "saved ×"]) head.append(makeEl("th", { scope: "col" }, h));
+  for (const h of ["work so far", "cached", "no cache", "ratio"]) head.append(makeEl("th", { scope: "col" }, h));
   const body = t.createTBody();
   for (const label of ["K/V rows projected", "attention scores"]) {
     const r = body.insertRow();
@@ -116,7 +116,7 @@ function drawGrid(svg, kv) {
   setAttr(svg.querySelector(".cols"), "d", d);
   const newest = svg.querySelector(".newest");
   setAttr(newest, "x", labelW + (cols - 1) * CELL); setAttr(newest, "y", 0);
-  setAttr(newest, "width", kv.len ? CELL - 1 : 0); setAttr(newest, "height", nRows * CELL - 1);
+  setAttr(newest, "width", kv.len ? CELL : 0); setAttr(newest, "height", nRows * CELL - 1);
 
   const labels = svg.querySelector(".labels");
   const key = `${nRows}|${perHead}|${first}|${cols}`;

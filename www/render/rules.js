@@ -22,7 +22,7 @@ export function renderRules(root, view) {
   const table = wrap.firstElementChild ?? wrap.appendChild(makeEl("table", { class: "rules" }));
   if (!d) { setText(note, "No distribution yet."); table.replaceChildren(); return; }
   const orderName = view.order === "llama" ? "llama.cpp order (temperature last)" : "Hugging Face order (temperature first)";
-  setText(note, `Left: each rule alone on the raw logits. Right: the pipeline, ${orderName}. ✓ kept, ✗ cut.`);
+  setText(note, `Left: each rule alone on the raw logits. Right: the pipeline, ${orderName}. a number = kept (its probability after the rule), ✗ = cut.`);
 
   const stages = d.stages.filter((s) => s.name !== "raw");
   const columns = [...d.rules.map((s) => ({ s, group: "alone" })), ...stages.map((s) => ({ s, group: "pipeline" }))];
@@ -51,7 +51,8 @@ export function renderRules(root, view) {
     columns.forEach(({ s, group }, j) => {
       const t = s.top[i];
       const cell = cells[j + 1];
-      setText(cell, t.kept ? `✓ ${formatProbShort(t.prob)}` : "✗");
+      // kept cells carry their probability, cut ones a ✗: readable without colour
+      setText(cell, t.kept ? formatProbShort(t.prob) : "✗");
       setAttr(cell, "title", `${labelStage(s.name)}: ${t.kept ? "kept" : "cut"}, p = ${formatProb(t.prob)}`);
       cell.className = `${t.kept ? "kept" : "cut"}${group === "pipeline" && columns[j - 1]?.group === "alone" ? " pipe" : ""}`;
     });

@@ -14,6 +14,7 @@
  * @property {boolean} [integer]
  * @property {(v: number) => string|null} [extra] extra check, returns a message
  * @property {string} group     which fieldset it lives in
+ * @property {boolean} [local]   page-only (not sent to the engine)
  */
 
 /** @type {NumberControl[]} */
@@ -29,13 +30,13 @@ export const NUMBER_CONTROLS = [
   { key: "min_p", label: "Min-p", help: "drop tokens below min-p × p_max; 0 = off",
     def: 0, min: 0, max: 1, sliderMax: 1, step: 0.01, group: "rules" },
   { key: "repetition_penalty", label: "Repetition penalty ρ", help: "1 = off; divides positive logits, multiplies negative ones",
-    def: 1, min: 1, max: 10, sliderMax: 3, step: 0.05, group: "penalties" },
+    def: 1, min: 1, max: 100, sliderMax: 3, step: 0.05, group: "penalties" },
   { key: "penalty_window", label: "Penalty window", help: "last w tokens (prompt included); 0 = all",
     def: 64, min: 0, max: 100000, sliderMax: 256, step: 1, integer: true, group: "penalties" },
   { key: "presence_penalty", label: "Presence penalty", help: "subtracted once from every token already seen",
-    def: 0, min: -10, max: 10, sliderMax: 2, step: 0.05, group: "penalties" },
+    def: 0, min: -2, max: 2, sliderMax: 2, step: 0.05, group: "penalties" },
   { key: "frequency_penalty", label: "Frequency penalty", help: "subtracted per occurrence",
-    def: 0, min: -10, max: 10, sliderMax: 2, step: 0.05, group: "penalties" },
+    def: 0, min: -2, max: 2, sliderMax: 2, step: 0.05, group: "penalties" },
   { key: "bias_amount", label: "Bias to add", help: "used when you click “bias” on a token",
     def: 2, min: -100, max: 100, sliderMax: 10, step: 0.5, group: "penalties", local: true },
   { key: "seed", label: "Seed", help: "same seed, same text",
@@ -45,7 +46,7 @@ export const NUMBER_CONTROLS = [
   { key: "beams", label: "Beams B", help: "beam search keeps the B best prefixes",
     def: 3, min: 1, max: 16, sliderMax: 8, step: 1, integer: true, group: "beam" },
   { key: "alpha", label: "Length normalisation α", help: "score = log p / length^α",
-    def: 0.8, min: 0, max: 3, sliderMax: 2, step: 0.05, group: "beam" },
+    def: 0.8, min: 0, max: 2, sliderMax: 2, step: 0.05, group: "beam" },
   { key: "beam_len", label: "Beam length", help: "new tokens per beam", def: 8, min: 1, max: 64,
     sliderMax: 24, step: 1, integer: true, group: "beam", local: true },
 ];

@@ -48,7 +48,9 @@ export function buildControls(root, settings, onChange) {
     const help = makeEl("small", { class: "help", id: `${id}-help` }, c.help);
     const msg = makeEl("span", { class: "msg", id: `${id}-msg`, role: "alert" });
     const row = makeEl("div", { class: "ctl-row" });
-    row.append(range, num);
+    // The seed re-runs the model (same seed, same text), so it gets no
+    // slider: a slider move must never run the model.
+    if (c.noSlider) row.append(num); else row.append(range, num);
     box.append(label, row, msg, help);
     sets.get(c.group).append(box);
 
@@ -68,8 +70,10 @@ export function buildControls(root, settings, onChange) {
       if (from === range) num.value = String(v); else range.value = String(v);
       onChange(c.key, v, startedAt);
     };
-    range.addEventListener("input", (e) => accept(range.value, range, performance.now()));
-    num.addEventListener("input", () => accept(num.value, num, performance.now()));
+    range.addEventListener("input", () => accept(range.value, range, performance.now()));
+    // Re-running the model on every keystroke of a seed would be wasted work:
+    // such a box commits on Enter or when it loses focus.
+    num.addEventListener(c.noSlider ? "change" : "input", () => accept(num.value, num, performance.now()));
     num.addEventListener("blur", () => { num.value = String(good); num.removeAttribute("aria-invalid"); });
     fields.set(c.key, { set, msg, range, num });
   }

@@ -15,6 +15,7 @@
  * @property {(v: number) => string|null} [extra] extra check, returns a message
  * @property {string} group     which fieldset it lives in
  * @property {boolean} [local]   page-only (not sent to the engine)
+ * @property {boolean} [noSlider] a number box only (changing it re-runs the model)
  */
 
 /** @type {NumberControl[]} */
@@ -40,7 +41,7 @@ export const NUMBER_CONTROLS = [
   { key: "bias_amount", label: "Bias to add", help: "used when you click “bias” on a token",
     def: 2, min: -100, max: 100, sliderMax: 10, step: 0.5, group: "penalties", local: true },
   { key: "seed", label: "Seed", help: "same seed, same text",
-    def: 42, min: 0, max: 4294967295, sliderMax: 100, step: 1, integer: true, group: "run" },
+    def: 42, min: 0, max: 4294967295, sliderMax: 100, step: 1, integer: true, group: "run", noSlider: true },
   { key: "max_new", label: "Max new tokens", help: "the run stops after this many",
     def: 64, min: 1, max: 4096, sliderMax: 256, step: 1, integer: true, group: "run" },
   { key: "beams", label: "Beams B", help: "beam search keeps the B best prefixes",

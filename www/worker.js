@@ -98,7 +98,9 @@ async function load(id, model) {
     try { manifest = JSON.parse(manifestText); } catch { throw new Error(`${base}model.json is not JSON`); }
     if (manifest.format !== "nexttoken-model") throw new Error(`${base}model.json is not a nexttoken model manifest`);
     const tokenizer = await fetchText(`${base}${manifest.tokenizer}`);
-    const weights = await fetchCachedBytes(id, `${base}${manifest.weights}`);
+    // The cache key carries a hash of the manifest, so a new model under the
+    // same name is fetched again instead of served stale.
+    const weights = await fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText));
     pg = Playground.from_files(manifestText, weights, tokenizer);
   }
   self.postMessage({ id, type: "ready", info: pg.info() });
@@ -119,11 +121,14 @@ async function fetchText(url) {
  * Cache API so the next visit loads from disk.
  * @param {number} id
  * @param {string} url
+ * @param {string} version part of the cache key
  * @returns {Promise<Uint8Array>}
  */
-async function fetchCachedBytes(id, url) {
+async function fetchCachedBytes(id, url, version) {
   const cache = typeof caches !== "undefined" ? await caches.open(CACHE_NAME).catch(() => null) : null;
-  const hit = cache ? await cache.match(url) : undefined;
+  // (a query, not a fragment: the Cache API ignores fragments when matching)
+  const key = `${url}${url.includes("?") ? "&" : "?"}ntp-v=${version}`;
+  const hit = cache ? await cache.match(key) : undefined;
   if (hit) {
     const bytes = new Uint8Array(await hit.arrayBuffer());
     self.postMessage({ id, type: "progress", loaded: bytes.length, total: bytes.length, what: `${url} (cached)` });
@@ -145,7 +150,7 @@ async function fetchCachedBytes(id, url) {
   const bytes = new Uint8Array(loaded);
   let at = 0;
   for (const c of chunks) { bytes.set(c, at); at += c.length; }
-  if (cache) await cache.put(url, new Response(bytes, { headers: { "content-type": "application/octet-stream" } })).catch(() => {});
+  if (cache) await cache.put(key, new Response(bytes, { headers: { "content-type": "application/octet-stream" } })).catch(() => {});
   return bytes;
 }
 
@@ -189,4 +194,15 @@ function stop(id) {
   }
   stopWanted = true;
   stopWaiters.push(id);
+}
+
+/**
+ * A short FNV-1a hash of a text (a cache version tag, not security).
+ * @param {string} text
+ * @returns {string}
+ */
+function hashText(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) { h ^= text.charCodeAt(i); h = Math.imul(h, 0x01000193); }
+  return (h >>> 0).toString(16);
 }

@@ -8,7 +8,10 @@ use serde_json::Value;
 const COURSE_LOGITS: &str = "3.0,2.5,2.0,1.5,1.0,0.5,0.0,-0.5,-1.0,-1.5";
 
 fn run_nexttoken(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nexttoken")).args(args).output().expect("the binary runs")
+    Command::new(env!("CARGO_BIN_EXE_nexttoken"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
 }
 
 /// Runs `dist ... --json`, asserts success, and parses stdout.
@@ -23,21 +26,39 @@ fn run_dist_json(args: &[&str]) -> Value {
 }
 
 fn names_of(stages: &Value) -> Vec<String> {
-    stages.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_string()).collect()
+    stages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn probs_of(stage: &Value) -> Vec<f64> {
-    stage["probs"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
+    stage["probs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
 }
 
 fn find_stage<'a>(stages: &'a Value, name: &str) -> &'a Value {
-    stages.as_array().unwrap().iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("no stage {name}"))
+    stages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no stage {name}"))
 }
 
 fn assert_six_decimals(got: &[f64], printed: &[f64]) {
     assert_eq!(got.len(), printed.len());
     for (g, p) in got.iter().zip(printed) {
-        assert!((g - p).abs() <= 0.5e-6 + 1e-15, "got {got:?}, printed {printed:?}");
+        assert!(
+            (g - p).abs() <= 0.5e-6 + 1e-15,
+            "got {got:?}, printed {printed:?}"
+        );
     }
 }
 
@@ -46,27 +67,78 @@ fn json_lists_every_stage_from_raw_to_final_in_hf_order() {
     let v = run_dist_json(&["--logits", COURSE_LOGITS, "--top-k", "3"]);
     assert_eq!(
         names_of(&v["stages"]),
-        ["raw", "penalties", "bias_bans", "temperature", "top_k", "top_p", "min_p", "final"]
+        [
+            "raw",
+            "penalties",
+            "bias_bans",
+            "temperature",
+            "top_k",
+            "top_p",
+            "min_p",
+            "final"
+        ]
     );
-    assert_eq!(names_of(&v["rules_alone"]), ["greedy", "temperature", "top_k", "top_p", "min_p"]);
+    assert_eq!(
+        names_of(&v["rules_alone"]),
+        ["greedy", "temperature", "top_k", "top_p", "min_p"]
+    );
     let last = find_stage(&v["stages"], "final");
-    let mut keys: Vec<&str> = last.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut keys: Vec<&str> = last
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     keys.sort();
-    assert_eq!(keys, ["entropy_bits", "entropy_nats", "kept", "kept_count", "kept_mass", "name", "probs"]);
-    assert_six_decimals(&probs_of(last), &[0.506480, 0.307196, 0.186324, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(
+        keys,
+        [
+            "entropy_bits",
+            "entropy_nats",
+            "kept",
+            "kept_count",
+            "kept_mass",
+            "name",
+            "probs"
+        ]
+    );
+    assert_six_decimals(
+        &probs_of(last),
+        &[
+            0.506480, 0.307196, 0.186324, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        ],
+    );
     assert_eq!(last["kept_count"], 3);
     assert!((last["kept_mass"].as_f64().unwrap() - 0.7821398567522391).abs() < 1e-12);
 }
 
 #[test]
 fn llama_order_puts_temperature_last() {
-    let v = run_dist_json(&["--logits", COURSE_LOGITS, "--order", "llama", "--temperature", "2"]);
+    let v = run_dist_json(&[
+        "--logits",
+        COURSE_LOGITS,
+        "--order",
+        "llama",
+        "--temperature",
+        "2",
+    ]);
     assert_eq!(
         names_of(&v["stages"]),
-        ["raw", "penalties", "bias_bans", "top_k", "top_p", "min_p", "temperature", "final"]
+        [
+            "raw",
+            "penalties",
+            "bias_bans",
+            "top_k",
+            "top_p",
+            "min_p",
+            "temperature",
+            "final"
+        ]
     );
     // No truncation is on, so the final column is softmax(z / 2): the course's p_max at tau = 2.
-    let p_max = probs_of(find_stage(&v["stages"], "final")).into_iter().fold(0.0, f64::max);
+    let p_max = probs_of(find_stage(&v["stages"], "final"))
+        .into_iter()
+        .fold(0.0, f64::max);
     assert!((p_max - 0.24098006525329924).abs() < 1e-12, "{p_max}");
 }
 
@@ -107,7 +179,10 @@ fn bias_and_ban_reshape_the_distribution() {
     // Logits become [1, -inf, -1.5]: p0 = 1 / (1 + e^-2.5).
     let p0 = 1.0 / (1.0 + (-2.5f64).exp());
     assert_six_decimals(&p, &[p0, 0.0, 1.0 - p0]);
-    assert_eq!(find_stage(&v["stages"], "final")["kept"], serde_json::json!([true, false, true]));
+    assert_eq!(
+        find_stage(&v["stages"], "final")["kept"],
+        serde_json::json!([true, false, true])
+    );
 }
 
 #[test]
@@ -121,8 +196,14 @@ fn table_shows_tokens_stages_and_entropies() {
     }
     // 10 token rows after the header, then the summary rows.
     assert!(text.lines().nth(10).unwrap().trim_start().starts_with('9'));
-    let h_bits = text.lines().find(|l| l.trim_start().starts_with("H bits")).expect("an entropy row");
-    assert!(h_bits.contains("2.011528"), "top-p 0.9 entropy in bits: {h_bits}");
+    let h_bits = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("H bits"))
+        .expect("an entropy row");
+    assert!(
+        h_bits.contains("2.011528"),
+        "top-p 0.9 entropy in bits: {h_bits}"
+    );
 }
 
 #[test]
@@ -136,18 +217,47 @@ fn bad_arguments_exit_nonzero_with_a_message_and_no_panic() {
         (&["dist", "--logits", "-inf,-inf"], "no token is possible"),
         (&["dist", "--logits", "1,2", "--top-p", "0"], "top_p"),
         (&["dist", "--logits", "1,2", "--top-p", "1.5"], "top_p"),
-        (&["dist", "--logits", "1,2", "--temperature", "-1"], "temperature"),
-        (&["dist", "--logits", "1,2", "--temperature", "1e-5"], "temperature"),
+        (
+            &["dist", "--logits", "1,2", "--temperature", "-1"],
+            "temperature",
+        ),
+        (
+            &["dist", "--logits", "1,2", "--temperature", "1e-5"],
+            "temperature",
+        ),
         (&["dist", "--logits", "1,2", "--min-p", "2"], "min_p"),
-        (&["dist", "--logits", "1,2", "--repetition-penalty", "0.5"], "repetition_penalty"),
-        (&["dist", "--logits", "1,2", "--recent", "0,5", "--repetition-penalty", "2"], "history token 5"),
-        (&["dist", "--logits", "1,2", "--ban", "0,1"], "every token is banned"),
+        (
+            &["dist", "--logits", "1,2", "--repetition-penalty", "0.5"],
+            "repetition_penalty",
+        ),
+        (
+            &[
+                "dist",
+                "--logits",
+                "1,2",
+                "--recent",
+                "0,5",
+                "--repetition-penalty",
+                "2",
+            ],
+            "history token 5",
+        ),
+        (
+            &["dist", "--logits", "1,2", "--ban", "0,1"],
+            "every token is banned",
+        ),
         (&["dist", "--logits", "1,2", "--ban", "7"], "banned"),
         (&["dist", "--logits", "1,2", "--bias", "1-2"], "ID:BIAS"),
         (&["dist", "--logits", "1,2", "--bias", "9:1"], "logit_bias"),
-        (&["dist", "--logits", "1,2", "--order", "random"], "'hf' or 'llama'"),
+        (
+            &["dist", "--logits", "1,2", "--order", "random"],
+            "'hf' or 'llama'",
+        ),
         (&["dist", "--logits", "1,2", "--top-k", "-1"], "--top-k"),
-        (&["dist", "--logits", "1,2", "--ban", "-1"], "'-1' is not a token id"),
+        (
+            &["dist", "--logits", "1,2", "--ban", "-1"],
+            "'-1' is not a token id",
+        ),
         (&["frobnicate"], "frobnicate"),
     ];
     for (args, expected) in cases {
@@ -156,7 +266,10 @@ fn bad_arguments_exit_nonzero_with_a_message_and_no_panic() {
         assert!(!out.status.success(), "{args:?} should fail");
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("error"), "{args:?}: {stderr}");
-        assert!(stderr.contains(expected), "{args:?}: expected '{expected}' in: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: expected '{expected}' in: {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
     }

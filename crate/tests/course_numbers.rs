@@ -17,17 +17,26 @@ const LOGITS_B: [f64; 3] = [8.391505, -8.841305, 8.391505];
 
 fn assert_six_decimals(got: &[f64], printed: &[f64]) {
     for (i, (g, p)) in got.iter().zip(printed).enumerate() {
-        assert!((g - p).abs() <= 0.5e-6 + 1e-15, "entry {i}: got {g}, printed {p}");
+        assert!(
+            (g - p).abs() <= 0.5e-6 + 1e-15,
+            "entry {i}: got {g}, printed {p}"
+        );
     }
 }
 
 fn assert_full_precision(got: f64, printed: f64) {
     let tol = 1e-12 * printed.abs().max(1e-300);
-    assert!((got - printed).abs() <= tol, "got {got:.17}, printed {printed:.17}");
+    assert!(
+        (got - printed).abs() <= tol,
+        "got {got:.17}, printed {printed:.17}"
+    );
 }
 
 fn assert_within(got: f64, printed: f64, tol: f64) {
-    assert!((got - printed).abs() <= tol, "got {got:.17}, printed {printed:.17}, tolerance {tol:e}");
+    assert!(
+        (got - printed).abs() <= tol,
+        "got {got:.17}, printed {printed:.17}, tolerance {tol:e}"
+    );
 }
 
 fn max_of(p: &[f64]) -> f64 {
@@ -36,13 +45,21 @@ fn max_of(p: &[f64]) -> f64 {
 
 /// Stage `name` of a pipeline run.
 fn stage<'a>(stages: &'a [Stage], name: &str) -> &'a Stage {
-    stages.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no stage {name}"))
+    stages
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no stage {name}"))
 }
 
 #[test]
 fn base_distribution_matches_the_lesson() {
     let p = softmax(&LOGITS);
-    assert_six_decimals(&p[..8], &[0.396139, 0.240270, 0.145731, 0.088390, 0.053612, 0.032517, 0.019723, 0.011962]);
+    assert_six_decimals(
+        &p[..8],
+        &[
+            0.396139, 0.240270, 0.145731, 0.088390, 0.053612, 0.032517, 0.019723, 0.011962,
+        ],
+    );
     // The course is 1-based: "argmax: 1".
     assert_eq!(argmax(&LOGITS), 0);
     assert_full_precision(p[0], 0.39613850050808724);
@@ -53,9 +70,24 @@ fn base_distribution_matches_the_lesson() {
 fn temperature_sharpens_and_flattens_as_printed() {
     // (tau, p_max, H bits, H nats)
     let printed = [
-        (0.5, 0.6321492583604867, 1.5006227545290947, 1.040152431385941),
-        (1.0, 0.39613850050808724, 2.398942379757357, 1.6628201468545776),
-        (2.0, 0.24098006525329924, 3.000344393648524, 2.079680257166313),
+        (
+            0.5,
+            0.6321492583604867,
+            1.5006227545290947,
+            1.040152431385941,
+        ),
+        (
+            1.0,
+            0.39613850050808724,
+            2.398942379757357,
+            1.6628201468545776,
+        ),
+        (
+            2.0,
+            0.24098006525329924,
+            3.000344393648524,
+            2.079680257166313,
+        ),
     ];
     for (tau, p_max, bits, nats) in printed {
         let q = softmax(&scale_by_temperature(&LOGITS, tau));
@@ -74,11 +106,23 @@ fn greedy_has_zero_entropy() {
 
 #[test]
 fn top_k_three_matches_the_lesson_alone_and_in_the_pipeline() {
-    let s = RuleSettings { top_k: 3, ..Default::default() };
+    let s = RuleSettings {
+        top_k: 3,
+        ..Default::default()
+    };
     let alone = run_rules_alone(&LOGITS, &s).unwrap();
     let piped = run_pipeline(&LOGITS, &[], &s).unwrap();
-    for st in [stage(&alone, "top_k"), stage(&piped, "top_k"), stage(&piped, "final")] {
-        assert_six_decimals(&st.probs, &[0.506480, 0.307196, 0.186324, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    for st in [
+        stage(&alone, "top_k"),
+        stage(&piped, "top_k"),
+        stage(&piped, "final"),
+    ] {
+        assert_six_decimals(
+            &st.probs,
+            &[
+                0.506480, 0.307196, 0.186324, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+            ],
+        );
         assert_eq!(st.kept_count, 3);
         assert_full_precision(st.kept_mass, 0.7821398567522391);
         assert_full_precision(st.entropy_nats, 1.0201913367268314);
@@ -97,14 +141,27 @@ fn top_p_nine_tenths_keeps_five_as_printed() {
             Some(*acc)
         })
         .collect();
-    assert_six_decimals(&cumulative[..8], &[0.396139, 0.636409, 0.782140, 0.870530, 0.924142, 0.956659, 0.976381, 0.988344]);
+    assert_six_decimals(
+        &cumulative[..8],
+        &[
+            0.396139, 0.636409, 0.782140, 0.870530, 0.924142, 0.956659, 0.976381, 0.988344,
+        ],
+    );
     assert_full_precision(cumulative[3], 0.8705303038115675);
     assert_full_precision(cumulative[4], 0.9241418199787566);
 
     let kept = top_p_mask(&p, 0.9);
-    assert_eq!(kept, [true, true, true, true, true, false, false, false, false, false]);
+    assert_eq!(
+        kept,
+        [
+            true, true, true, true, true, false, false, false, false, false
+        ]
+    );
 
-    let s = RuleSettings { top_p: 0.9, ..Default::default() };
+    let s = RuleSettings {
+        top_p: 0.9,
+        ..Default::default()
+    };
     let alone = run_rules_alone(&LOGITS, &s).unwrap();
     let piped = run_pipeline(&LOGITS, &[], &s).unwrap();
     for st in [stage(&alone, "top_p"), stage(&piped, "final")] {
@@ -123,7 +180,11 @@ fn entropy_slope_equals_logit_variance_at_tau_one() {
 
     let p = softmax(&LOGITS);
     let mean: f64 = p.iter().zip(&LOGITS).map(|(pi, z)| pi * z).sum();
-    let var: f64 = p.iter().zip(&LOGITS).map(|(pi, z)| pi * (z - mean).powi(2)).sum();
+    let var: f64 = p
+        .iter()
+        .zip(&LOGITS)
+        .map(|(pi, z)| pi * (z - mean).powi(2))
+        .sum();
     assert_full_precision(var, 0.8086827002533895);
 }
 
@@ -134,7 +195,12 @@ fn temperature_cannot_move_the_tie_at_b() {
         (0.5, [0.5, 0.0, 0.5], 1.0000000000000275, 1e-12),
         (1.0, [0.5, 0.0, 0.5], 1.000000431403955, 1e-12),
         (2.0, [0.499955, 0.000091, 0.499955], 1.001256212153058, 1e-9),
-        (5.0, [0.492161, 0.015678, 0.492161], 1.1007526326437544, 3e-8),
+        (
+            5.0,
+            [0.492161, 0.015678, 0.492161],
+            1.1007526326437544,
+            3e-8,
+        ),
     ];
     for (tau, probs, bits, tol) in printed {
         let q = softmax(&scale_by_temperature(&LOGITS_B, tau));
@@ -162,7 +228,15 @@ fn per_occurrence_repetition_penalty_inverts_the_tie() {
     assert_six_decimals(&after.probs, &[0.001845, 0.000000, 0.998155]);
     assert_within(after.entropy_bits, 0.019413435029058908, 2e-8);
     // Greedy on the penalised logits picks c (id 2): the cycle is broken.
-    let greedy = run_pipeline(&LOGITS_B, &[0, 0], &RuleSettings { temperature: 0.0, ..s }).unwrap();
+    let greedy = run_pipeline(
+        &LOGITS_B,
+        &[0, 0],
+        &RuleSettings {
+            temperature: 0.0,
+            ..s
+        },
+    )
+    .unwrap();
     assert_eq!(argmax(&stage(&greedy, "final").probs), 2);
 }
 

@@ -15,13 +15,17 @@ fn any_logit() -> impl Strategy<Value = f64> {
 
 /// A logits vector with at least one finite entry (so some token is possible).
 fn any_logits() -> impl Strategy<Value = Vec<f64>> {
-    (prop::collection::vec(any_logit(), 1..300), any::<prop::sample::Index>()).prop_map(|(mut z, at)| {
-        if z.iter().all(|&v| v == f64::NEG_INFINITY) {
-            let i = at.index(z.len());
-            z[i] = 0.0;
-        }
-        z
-    })
+    (
+        prop::collection::vec(any_logit(), 1..300),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|(mut z, at)| {
+            if z.iter().all(|&v| v == f64::NEG_INFINITY) {
+                let i = at.index(z.len());
+                z[i] = 0.0;
+            }
+            z
+        })
 }
 
 /// A probability vector as the rules see it: softmax of random logits.
@@ -30,7 +34,13 @@ fn any_probs() -> impl Strategy<Value = Vec<f64>> {
 }
 
 fn any_temperature() -> impl Strategy<Value = f64> {
-    prop_oneof![Just(0.0), Just(MIN_TEMPERATURE), Just(MAX_TEMPERATURE), Just(1.0), MIN_TEMPERATURE..MAX_TEMPERATURE]
+    prop_oneof![
+        Just(0.0),
+        Just(MIN_TEMPERATURE),
+        Just(MAX_TEMPERATURE),
+        Just(1.0),
+        MIN_TEMPERATURE..MAX_TEMPERATURE
+    ]
 }
 
 fn any_top_p() -> impl Strategy<Value = f64> {
@@ -41,37 +51,66 @@ fn any_top_p() -> impl Strategy<Value = f64> {
 fn any_settings(n: usize) -> impl Strategy<Value = RuleSettings> {
     let id = 0..n as u32;
     (
-        (any_temperature(), 0usize..20, any_top_p(), prop_oneof![Just(0.0), 0.0..=1.0f64]),
-        (prop_oneof![Just(1.0), 1.0..10.0f64], 0usize..8, any::<bool>(), 0.0..=2.0f64, 0.0..=2.0f64),
+        (
+            any_temperature(),
+            0usize..20,
+            any_top_p(),
+            prop_oneof![Just(0.0), 0.0..=1.0f64],
+        ),
+        (
+            prop_oneof![Just(1.0), 1.0..10.0f64],
+            0usize..8,
+            any::<bool>(),
+            0.0..=2.0f64,
+            0.0..=2.0f64,
+        ),
         (
             prop::collection::vec((id.clone(), -5.0..5.0f64), 0..4),
             prop::collection::vec(id, 0..4),
             any::<bool>(),
         ),
     )
-        .prop_map(|((temperature, top_k, top_p, min_p), (rho, window, per_occ, presence, frequency), (bias, banned, llama))| {
-            RuleSettings {
-                temperature,
-                top_k,
-                top_p,
-                min_p,
-                repetition_penalty: rho,
-                penalty_window: window,
-                penalty_mode: if per_occ { PenaltyMode::PerOccurrence } else { PenaltyMode::PerToken },
-                presence_penalty: presence,
-                frequency_penalty: frequency,
-                logit_bias: bias,
-                banned,
-                order: if llama { Order::LlamaCpp } else { Order::HuggingFace },
-            }
-        })
+        .prop_map(
+            |(
+                (temperature, top_k, top_p, min_p),
+                (rho, window, per_occ, presence, frequency),
+                (bias, banned, llama),
+            )| {
+                RuleSettings {
+                    temperature,
+                    top_k,
+                    top_p,
+                    min_p,
+                    repetition_penalty: rho,
+                    penalty_window: window,
+                    penalty_mode: if per_occ {
+                        PenaltyMode::PerOccurrence
+                    } else {
+                        PenaltyMode::PerToken
+                    },
+                    presence_penalty: presence,
+                    frequency_penalty: frequency,
+                    logit_bias: bias,
+                    banned,
+                    order: if llama {
+                        Order::LlamaCpp
+                    } else {
+                        Order::HuggingFace
+                    },
+                }
+            },
+        )
 }
 
 /// Logits, a history over their vocabulary, and settings for them.
 fn any_case() -> impl Strategy<Value = (Vec<f64>, Vec<u32>, RuleSettings)> {
     any_logits().prop_flat_map(|z| {
         let n = z.len();
-        (Just(z), prop::collection::vec(0..n as u32, 0..12), any_settings(n))
+        (
+            Just(z),
+            prop::collection::vec(0..n as u32, 0..12),
+            any_settings(n),
+        )
     })
 }
 
@@ -305,7 +344,10 @@ proptest! {
 #[test]
 fn tiny_top_p_keeps_exactly_the_top_token_in_the_pipeline() {
     let z = [1.0, 3.0, 3.0, -2.0];
-    let s = RuleSettings { top_p: 1e-300, ..Default::default() };
+    let s = RuleSettings {
+        top_p: 1e-300,
+        ..Default::default()
+    };
     let stages = run_pipeline(&z, &[], &s).unwrap();
     assert_eq!(stage(&stages, "final").kept, [false, true, false, false]);
 }
@@ -315,9 +357,17 @@ fn extreme_temperatures_keep_the_pipeline_finite() {
     let z = [30.0, -30.0, 29.9999, 0.0, f64::NEG_INFINITY];
     for tau in [MIN_TEMPERATURE, MAX_TEMPERATURE] {
         for order in [Order::HuggingFace, Order::LlamaCpp] {
-            let s = RuleSettings { temperature: tau, order, ..Default::default() };
+            let s = RuleSettings {
+                temperature: tau,
+                order,
+                ..Default::default()
+            };
             for st in run_pipeline(&z, &[], &s).unwrap() {
-                assert!(st.probs.iter().all(|p| p.is_finite()), "{} at tau {tau}", st.name);
+                assert!(
+                    st.probs.iter().all(|p| p.is_finite()),
+                    "{} at tau {tau}",
+                    st.name
+                );
                 assert!((st.probs.iter().sum::<f64>() - 1.0).abs() < 1e-6);
                 assert!(st.entropy_bits.is_finite());
             }
@@ -327,7 +377,14 @@ fn extreme_temperatures_keep_the_pipeline_finite() {
 
 #[test]
 fn banning_everything_is_a_clear_error() {
-    let s = RuleSettings { banned: vec![0, 1, 2], ..Default::default() };
+    let s = RuleSettings {
+        banned: vec![0, 1, 2],
+        ..Default::default()
+    };
     let err = run_pipeline(&[1.0, 2.0, 3.0], &[], &s).unwrap_err();
-    assert!(err.message.contains("every token is banned"), "{}", err.message);
+    assert!(
+        err.message.contains("every token is banned"),
+        "{}",
+        err.message
+    );
 }

@@ -77,7 +77,8 @@ pub fn run(args: DistArgs) -> Result<()> {
         rules_alone: run_rules_alone(&logits, &settings)?,
     };
     let text = if args.json {
-        let mut json = serde_json::to_string(&report).map_err(|e| Error::new(format!("cannot write JSON: {e}")))?;
+        let mut json = serde_json::to_string(&report)
+            .map_err(|e| Error::new(format!("cannot write JSON: {e}")))?;
         json.push('\n');
         json
     } else {
@@ -103,7 +104,11 @@ fn build_settings(args: &DistArgs) -> Result<RuleSettings> {
         min_p: args.min_p,
         repetition_penalty: args.repetition_penalty,
         penalty_window: args.window,
-        penalty_mode: if args.per_occurrence { PenaltyMode::PerOccurrence } else { PenaltyMode::PerToken },
+        penalty_mode: if args.per_occurrence {
+            PenaltyMode::PerOccurrence
+        } else {
+            PenaltyMode::PerToken
+        },
         presence_penalty: args.presence_penalty,
         frequency_penalty: args.frequency_penalty,
         logit_bias: match &args.bias {
@@ -122,7 +127,10 @@ fn build_settings(args: &DistArgs) -> Result<RuleSettings> {
 fn split_items<'a>(flag: &str, list: &'a str) -> Result<Vec<&'a str>> {
     let items: Vec<&str> = list.split(',').map(str::trim).collect();
     if let Some(i) = items.iter().position(|s| s.is_empty()) {
-        crate::bail!("{flag}: item {} is empty in '{list}' (expected a comma-separated list)", i + 1);
+        crate::bail!(
+            "{flag}: item {} is empty in '{list}' (expected a comma-separated list)",
+            i + 1
+        );
     }
     Ok(items)
 }
@@ -143,8 +151,12 @@ fn parse_ids(flag: &str, list: &str) -> Result<Vec<u32>> {
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
-            s.parse::<u32>()
-                .map_err(|_| Error::new(format!("{flag}: item {} '{s}' is not a token id (0, 1, 2, ...)", i + 1)))
+            s.parse::<u32>().map_err(|_| {
+                Error::new(format!(
+                    "{flag}: item {} '{s}' is not a token id (0, 1, 2, ...)",
+                    i + 1
+                ))
+            })
         })
         .collect()
 }
@@ -154,9 +166,17 @@ fn parse_bias(list: &str) -> Result<Vec<(u32, f64)>> {
         .into_iter()
         .enumerate()
         .map(|(i, item)| {
-            let bad = || Error::new(format!("--bias: item {} '{item}' is not ID:BIAS (e.g. 2:1.5)", i + 1));
+            let bad = || {
+                Error::new(format!(
+                    "--bias: item {} '{item}' is not ID:BIAS (e.g. 2:1.5)",
+                    i + 1
+                ))
+            };
             let (id, b) = item.split_once(':').ok_or_else(bad)?;
-            Ok((id.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?))
+            Ok((
+                id.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            ))
         })
         .collect()
 }
@@ -169,7 +189,11 @@ fn format_table(logits: &[f64], report: &DistReport) -> String {
     out.push_str(&format!("{:>6} {:>10}", "token", "logit"));
     for (i, st) in columns.iter().enumerate() {
         // Rules-alone columns are marked so "top_k" alone and in the pipeline differ.
-        let name = if i < report.stages.len() { st.name.clone() } else { format!("{}*", st.name) };
+        let name = if i < report.stages.len() {
+            st.name.clone()
+        } else {
+            format!("{}*", st.name)
+        };
         out.push_str(&format!(" {name:>11}"));
     }
     out.push('\n');
@@ -184,7 +208,8 @@ fn format_table(logits: &[f64], report: &DistReport) -> String {
         }
         out.push('\n');
     }
-    let summaries: [(&str, fn(&Stage) -> String); 4] = [
+    type Summary = (&'static str, fn(&Stage) -> String);
+    let summaries: [Summary; 4] = [
         ("kept", |s| s.kept_count.to_string()),
         ("kept mass", |s| format!("{:.6}", s.kept_mass)),
         ("H bits", |s| format!("{:.6}", s.entropy_bits)),
@@ -197,6 +222,8 @@ fn format_table(logits: &[f64], report: &DistReport) -> String {
         }
         out.push('\n');
     }
-    out.push_str("(- = dropped; * = the rule alone on the raw logits, top_k/top_p/min_p at tau = 1)\n");
+    out.push_str(
+        "(- = dropped; * = the rule alone on the raw logits, top_k/top_p/min_p at tau = 1)\n",
+    );
     out
 }

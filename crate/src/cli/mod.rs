@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand};
 pub mod dist;
 
 #[derive(Parser, Debug)]
-#[command(name = "nexttoken", version, about = "Next-Token Playground engine on the command line")]
+#[command(
+    name = "nexttoken",
+    version,
+    about = "Next-Token Playground engine on the command line"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

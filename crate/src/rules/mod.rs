@@ -23,8 +23,8 @@ pub use min_p::min_p_mask;
 pub use penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
 pub use pipeline::{renormalize_kept, run_pipeline, run_rules_alone};
 pub use settings::{
-    MAX_ABS_BIAS, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE, MIN_TEMPERATURE, Order,
-    PenaltyMode, RuleSettings,
+    MAX_ABS_BIAS, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE, MIN_TEMPERATURE,
+    Order, PenaltyMode, RuleSettings,
 };
 pub use softmax::{argmax, entropy_bits, entropy_nats, softmax};
 pub use stage::Stage;

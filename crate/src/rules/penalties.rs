@@ -31,7 +31,12 @@ fn count_occurrences(recent: &[u32], vocab_size: usize) -> BTreeMap<usize, u32> 
 /// a zero logit stays zero). `PerToken` applies this once per distinct recent
 /// token (HF `RepetitionPenaltyLogitsProcessor`); `PerOccurrence` once per
 /// occurrence, as the course's demo does (a token seen twice is penalised twice).
-pub fn penalize_repetition(logits: &[f64], recent: &[u32], rho: f64, mode: PenaltyMode) -> Vec<f64> {
+pub fn penalize_repetition(
+    logits: &[f64],
+    recent: &[u32],
+    rho: f64,
+    mode: PenaltyMode,
+) -> Vec<f64> {
     let mut out = logits.to_vec();
     for (id, count) in count_occurrences(recent, logits.len()) {
         let times = match mode {
@@ -48,7 +53,12 @@ pub fn penalize_repetition(logits: &[f64], recent: &[u32], rho: f64, mode: Penal
 
 /// Subtracts `presence` once from every distinct recent token and
 /// `frequency * count` for its number of occurrences (OpenAI's definition).
-pub fn penalize_presence_frequency(logits: &[f64], recent: &[u32], presence: f64, frequency: f64) -> Vec<f64> {
+pub fn penalize_presence_frequency(
+    logits: &[f64],
+    recent: &[u32],
+    presence: f64,
+    frequency: f64,
+) -> Vec<f64> {
     let mut out = logits.to_vec();
     for (id, count) in count_occurrences(recent, logits.len()) {
         out[id] -= presence + frequency * count as f64;

@@ -39,7 +39,8 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
 
     let recent = select_recent(history, s.penalty_window);
     let mut z = raw_logits.to_vec();
-    let penalties_on = s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0;
+    let penalties_on =
+        s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0;
     if penalties_on && !recent.is_empty() {
         z = penalize_repetition(&z, recent, s.repetition_penalty, s.penalty_mode);
         z = penalize_presence_frequency(&z, recent, s.presence_penalty, s.frequency_penalty);
@@ -54,7 +55,10 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
     let bias_bans = if bias_on {
         z = apply_bias_and_bans(&z, &s.logit_bias, &s.banned);
         if z.iter().all(|&v| v == f64::NEG_INFINITY) {
-            crate::bail!("every token is banned: at least one of the {} tokens must stay allowed", z.len());
+            crate::bail!(
+                "every token is banned: at least one of the {} tokens must stay allowed",
+                z.len()
+            );
         }
         Stage::from_logits("bias_bans", &z, &raw_probs)
     } else {
@@ -62,7 +66,10 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
     };
 
     let mut stages = vec![raw, penalties, bias_bans];
-    let mut walk = Walk { z, raw_probs: &raw_probs };
+    let mut walk = Walk {
+        z,
+        raw_probs: &raw_probs,
+    };
     match s.order {
         Order::HuggingFace => {
             stages.push(walk.apply_temperature(&stages[stages.len() - 1], s.temperature));
@@ -93,13 +100,21 @@ pub fn run_rules_alone(raw_logits: &[f64], s: &RuleSettings) -> Result<Vec<Stage
     let temperature = if s.temperature == 1.0 {
         Stage::from_probs("temperature", raw_probs.clone(), &raw_probs)
     } else {
-        Stage::from_logits("temperature", &scale_by_temperature(raw_logits, s.temperature), &raw_probs)
+        Stage::from_logits(
+            "temperature",
+            &scale_by_temperature(raw_logits, s.temperature),
+            &raw_probs,
+        )
     };
 
     let raw_kept: Vec<bool> = raw_probs.iter().map(|&p| p > 0.0).collect();
     let truncate_alone = |name: &str, mask: Vec<bool>| {
         // A rule that drops nothing reports the raw numbers bit for bit.
-        let probs = if mask == raw_kept { raw_probs.clone() } else { renormalize_kept(&raw_probs, &mask) };
+        let probs = if mask == raw_kept {
+            raw_probs.clone()
+        } else {
+            renormalize_kept(&raw_probs, &mask)
+        };
         Stage::from_probs(name, probs, &raw_probs)
     };
     Ok(vec![
@@ -115,11 +130,22 @@ pub fn run_rules_alone(raw_logits: &[f64], s: &RuleSettings) -> Result<Vec<Stage
 /// An empty mask gives all zeros (the truncation rules never produce one
 /// from a distribution with a possible token).
 pub fn renormalize_kept(probs: &[f64], mask: &[bool]) -> Vec<f64> {
-    let kept_sum: f64 = probs.iter().zip(mask).filter(|(_, k)| **k).map(|(p, _)| p).sum();
+    let kept_sum: f64 = probs
+        .iter()
+        .zip(mask)
+        .filter(|(_, k)| **k)
+        .map(|(p, _)| p)
+        .sum();
     probs
         .iter()
         .zip(mask)
-        .map(|(&p, &k)| if k && kept_sum > 0.0 { p / kept_sum } else { 0.0 })
+        .map(|(&p, &k)| {
+            if k && kept_sum > 0.0 {
+                p / kept_sum
+            } else {
+                0.0
+            }
+        })
         .collect()
 }
 
@@ -144,22 +170,31 @@ impl Walk<'_> {
     }
 
     fn push_truncations(&mut self, stages: &mut Vec<Stage>, s: &RuleSettings) {
-        let rules: [(&str, &dyn Fn(&[f64]) -> Vec<bool>); 3] = [
-            ("top_k", &|p| top_k_mask(p, s.top_k)),
-            ("top_p", &|p| top_p_mask(p, s.top_p)),
-            ("min_p", &|p| min_p_mask(p, s.min_p)),
-        ];
-        for (name, mask_of) in rules {
-            let previous = &stages[stages.len() - 1];
-            let mask = mask_of(&previous.probs);
-            self.drop_unkept(&mask);
-            let stage = if mask == previous.kept {
-                previous.renamed(name)
-            } else {
-                Stage::from_probs(name, renormalize_kept(&previous.probs, &mask), self.raw_probs)
-            };
-            stages.push(stage);
-        }
+        self.push_truncation(stages, "top_k", |p| top_k_mask(p, s.top_k));
+        self.push_truncation(stages, "top_p", |p| top_p_mask(p, s.top_p));
+        self.push_truncation(stages, "min_p", |p| min_p_mask(p, s.min_p));
+    }
+
+    /// Applies one truncation rule to the latest stage's probabilities.
+    fn push_truncation(
+        &mut self,
+        stages: &mut Vec<Stage>,
+        name: &str,
+        mask_of: impl Fn(&[f64]) -> Vec<bool>,
+    ) {
+        let previous = &stages[stages.len() - 1];
+        let mask = mask_of(&previous.probs);
+        self.drop_unkept(&mask);
+        let stage = if mask == previous.kept {
+            previous.renamed(name)
+        } else {
+            Stage::from_probs(
+                name,
+                renormalize_kept(&previous.probs, &mask),
+                self.raw_probs,
+            )
+        };
+        stages.push(stage);
     }
 
     fn drop_unkept(&mut self, kept: &[bool]) {
@@ -189,7 +224,11 @@ fn check_logits(logits: &[f64]) -> Result<()> {
 }
 
 fn check_history(history: &[u32], vocab_size: usize) -> Result<()> {
-    if let Some((pos, id)) = history.iter().enumerate().find(|(_, id)| **id as usize >= vocab_size) {
+    if let Some((pos, id)) = history
+        .iter()
+        .enumerate()
+        .find(|(_, id)| **id as usize >= vocab_size)
+    {
         crate::bail!(
             "history token {id} at position {pos} is outside the vocabulary (ids 0..{})",
             vocab_size - 1

@@ -4,33 +4,38 @@
 
 use std::cmp::Ordering;
 
-/// Orders token ids by descending probability, then ascending id.
-pub(crate) fn compare_by_prob_then_id(probs: &[f64], a: u32, b: u32) -> Ordering {
-    probs[b as usize]
-        .total_cmp(&probs[a as usize])
-        .then_with(|| a.cmp(&b))
+/// A token still in play: its probability and its id, side by side so the
+/// selections below compare without chasing indices.
+pub(crate) type Candidate = (f64, u32);
+
+/// Descending probability, then ascending id.
+pub(crate) fn compare_candidates(a: &Candidate, b: &Candidate) -> Ordering {
+    b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1))
 }
 
-/// Ids of the tokens that are still possible (probability > 0).
-pub(crate) fn collect_possible_ids(probs: &[f64]) -> Vec<u32> {
+/// The tokens that are still possible (probability > 0).
+pub(crate) fn collect_candidates(probs: &[f64]) -> Vec<Candidate> {
     probs
         .iter()
         .enumerate()
         .filter(|(_, p)| **p > 0.0)
-        .map(|(i, _)| i as u32)
+        .map(|(i, &p)| (p, i as u32))
         .collect()
 }
 
-/// Moves the `m` best ids (in the shared order) to the front of `ids`, sorted;
-/// the rest stay behind in no particular order. Linear selection plus a sort
-/// of only the `m` winners: no full sort of a 49k vocabulary.
-pub(crate) fn partition_best(probs: &[f64], ids: &mut [u32], m: usize) {
-    let m = m.min(ids.len());
-    if m == 0 {
-        return;
+/// Moves the `m` best candidates to the front of the slice (in no particular
+/// order): one linear selection, no sort.
+pub(crate) fn partition_best(candidates: &mut [Candidate], m: usize) {
+    if m > 0 && m < candidates.len() {
+        candidates.select_nth_unstable_by(m - 1, compare_candidates);
     }
-    if m < ids.len() {
-        ids.select_nth_unstable_by(m - 1, |&a, &b| compare_by_prob_then_id(probs, a, b));
+}
+
+/// A mask over `vocab_size` tokens marking the given candidates.
+pub(crate) fn mask_of(candidates: &[Candidate], vocab_size: usize) -> Vec<bool> {
+    let mut kept = vec![false; vocab_size];
+    for &(_, id) in candidates {
+        kept[id as usize] = true;
     }
-    ids[..m].sort_unstable_by(|&a, &b| compare_by_prob_then_id(probs, a, b));
+    kept
 }

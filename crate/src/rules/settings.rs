@@ -92,10 +92,16 @@ impl RuleSettings {
             );
         }
         if !(self.top_p > 0.0 && self.top_p <= 1.0) {
-            crate::bail!("top_p = {} is out of range: it must be in (0, 1] (1 = off)", self.top_p);
+            crate::bail!(
+                "top_p = {} is out of range: it must be in (0, 1] (1 = off)",
+                self.top_p
+            );
         }
         if !(0.0..=1.0).contains(&self.min_p) {
-            crate::bail!("min_p = {} is out of range: it must be in [0, 1] (0 = off)", self.min_p);
+            crate::bail!(
+                "min_p = {} is out of range: it must be in [0, 1] (0 = off)",
+                self.min_p
+            );
         }
         let rho = self.repetition_penalty;
         if !(1.0..=MAX_REPETITION_PENALTY).contains(&rho) {
@@ -103,8 +109,16 @@ impl RuleSettings {
                 "repetition_penalty = {rho} is out of range: it must be in [1, {MAX_REPETITION_PENALTY}] (1 = off; below 1 would reward repetition)"
             );
         }
-        check_symmetric_range("presence_penalty", self.presence_penalty, MAX_PRESENCE_FREQUENCY)?;
-        check_symmetric_range("frequency_penalty", self.frequency_penalty, MAX_PRESENCE_FREQUENCY)?;
+        check_symmetric_range(
+            "presence_penalty",
+            self.presence_penalty,
+            MAX_PRESENCE_FREQUENCY,
+        )?;
+        check_symmetric_range(
+            "frequency_penalty",
+            self.frequency_penalty,
+            MAX_PRESENCE_FREQUENCY,
+        )?;
         for &(id, b) in &self.logit_bias {
             check_token_id("logit_bias", id, vocab_size)?;
             check_symmetric_range(&format!("logit_bias for token {id}"), b, MAX_ABS_BIAS)?;
@@ -148,24 +162,47 @@ mod tests {
 
     #[test]
     fn out_of_range_values_name_the_field_and_value() {
-        let m = message_of(RuleSettings { temperature: 1e-5, ..Default::default() });
-        assert!(m.contains("temperature = 0.00001") && m.contains("[0.0001, 100]"), "{m}");
-        let m = message_of(RuleSettings { top_p: 0.0, ..Default::default() });
+        let m = message_of(RuleSettings {
+            temperature: 1e-5,
+            ..Default::default()
+        });
+        assert!(
+            m.contains("temperature = 0.00001") && m.contains("[0.0001, 100]"),
+            "{m}"
+        );
+        let m = message_of(RuleSettings {
+            top_p: 0.0,
+            ..Default::default()
+        });
         assert!(m.contains("top_p = 0") && m.contains("(0, 1]"), "{m}");
-        let m = message_of(RuleSettings { repetition_penalty: 0.5, ..Default::default() });
+        let m = message_of(RuleSettings {
+            repetition_penalty: 0.5,
+            ..Default::default()
+        });
         assert!(m.contains("repetition_penalty = 0.5"), "{m}");
-        let m = message_of(RuleSettings { min_p: f64::NAN, ..Default::default() });
+        let m = message_of(RuleSettings {
+            min_p: f64::NAN,
+            ..Default::default()
+        });
         assert!(m.contains("min_p = NaN"), "{m}");
-        let m = message_of(RuleSettings { banned: vec![10], ..Default::default() });
+        let m = message_of(RuleSettings {
+            banned: vec![10],
+            ..Default::default()
+        });
         assert!(m.contains("banned") && m.contains("10"), "{m}");
-        let m = message_of(RuleSettings { logit_bias: vec![(3, f64::INFINITY)], ..Default::default() });
+        let m = message_of(RuleSettings {
+            logit_bias: vec![(3, f64::INFINITY)],
+            ..Default::default()
+        });
         assert!(m.contains("logit_bias for token 3"), "{m}");
     }
 
     #[test]
     fn settings_read_from_partial_json_with_defaults() {
-        let s: RuleSettings =
-            serde_json::from_str(r#"{"top_k": 5, "order": "llama", "penalty_mode": "per_occurrence"}"#).unwrap();
+        let s: RuleSettings = serde_json::from_str(
+            r#"{"top_k": 5, "order": "llama", "penalty_mode": "per_occurrence"}"#,
+        )
+        .unwrap();
         assert_eq!(s.top_k, 5);
         assert_eq!(s.order, Order::LlamaCpp);
         assert_eq!(s.penalty_mode, PenaltyMode::PerOccurrence);

@@ -28,7 +28,11 @@ pub fn softmax(logits: &[f64]) -> Vec<f64> {
 
 /// Shannon entropy in nats, with the convention 0 · ln 0 = 0.
 pub fn entropy_nats(p: &[f64]) -> f64 {
-    let h: f64 = p.iter().filter(|&&pi| pi > 0.0).map(|&pi| -pi * pi.ln()).sum();
+    let h: f64 = p
+        .iter()
+        .filter(|&&pi| pi > 0.0)
+        .map(|&pi| -pi * pi.ln())
+        .sum();
     // A one-hot gives -0.0 (or a last-bit negative): report a clean 0.
     // (`f64::max` may keep -0.0, hence the comparison.)
     if h > 0.0 { h } else { 0.0 }
@@ -91,7 +95,10 @@ mod tests {
         assert!((entropy_bits(&p) - 3.0).abs() < 1e-12);
         assert!((entropy_nats(&p) - 8f64.ln()).abs() < 1e-12);
         assert_eq!(entropy_bits(&[0.0, 1.0, 0.0]), 0.0);
-        assert!(entropy_nats(&[1.0]).is_sign_positive(), "a one-hot must report +0, not -0");
+        assert!(
+            entropy_nats(&[1.0]).is_sign_positive(),
+            "a one-hot must report +0, not -0"
+        );
     }
 
     #[test]

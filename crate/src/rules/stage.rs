@@ -31,7 +31,12 @@ impl Stage {
     pub fn from_probs(name: &str, probs: Vec<f64>, raw_probs: &[f64]) -> Self {
         let kept: Vec<bool> = probs.iter().map(|&p| p > 0.0).collect();
         let kept_count = kept.iter().filter(|&&k| k).count();
-        let kept_mass = raw_probs.iter().zip(&kept).filter(|(_, k)| **k).map(|(p, _)| p).sum();
+        let kept_mass = raw_probs
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| p)
+            .sum();
         Self {
             name: name.to_string(),
             entropy_bits: entropy_bits(&probs),
@@ -45,6 +50,9 @@ impl Stage {
 
     /// The same distribution under another name (an "off" stage, or "final").
     pub fn renamed(&self, name: &str) -> Self {
-        Self { name: name.to_string(), ..self.clone() }
+        Self {
+            name: name.to_string(),
+            ..self.clone()
+        }
     }
 }

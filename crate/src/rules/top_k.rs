@@ -1,23 +1,22 @@
 //! Top-k: keep the k most likely tokens.
 
-use super::ranking::{collect_possible_ids, partition_best};
+use super::ranking::{collect_candidates, mask_of, partition_best};
 
 /// Returns the mask of the `k` most probable tokens among those with
 /// probability > 0. `k = 0` means off: every possible token is kept.
 ///
 /// Ties at the boundary are broken by token id (lower id kept), so the kept
 /// set always has exactly `min(k, possible)` members and is reproducible.
+/// One linear selection; no sort.
 pub fn top_k_mask(probs: &[f64], k: usize) -> Vec<bool> {
-    let mut ids = collect_possible_ids(probs);
-    let mut kept = vec![false; probs.len()];
-    let take = if k == 0 { ids.len() } else { k.min(ids.len()) };
-    if take < ids.len() {
-        partition_best(probs, &mut ids, take);
-    }
-    for &id in &ids[..take] {
-        kept[id as usize] = true;
-    }
-    kept
+    let mut candidates = collect_candidates(probs);
+    let take = if k == 0 {
+        candidates.len()
+    } else {
+        k.min(candidates.len())
+    };
+    partition_best(&mut candidates, take);
+    mask_of(&candidates[..take], probs.len())
 }
 
 #[cfg(test)]

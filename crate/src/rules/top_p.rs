@@ -64,8 +64,8 @@ fn select_by_mass(candidates: &mut [Candidate], p: f64) -> (usize, f64, f64) {
         }
     }
     candidates[lo..hi].sort_unstable_by(compare_candidates);
-    for n in lo..hi {
-        let with = taken + candidates[n].0;
+    for (n, c) in candidates.iter().enumerate().take(hi).skip(lo) {
+        let with = taken + c.0;
         if with >= p {
             return (n + 1, taken, with);
         }

@@ -39,9 +39,9 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
 
     let recent = select_recent(history, s.penalty_window);
     let mut z = raw_logits.to_vec();
-    let penalties_on =
-        s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0;
-    if penalties_on && !recent.is_empty() {
+    let penalties_on = !recent.is_empty()
+        && (s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0);
+    if penalties_on {
         z = penalize_repetition(&z, recent, s.repetition_penalty, s.penalty_mode);
         z = penalize_presence_frequency(&z, recent, s.presence_penalty, s.frequency_penalty);
     }
@@ -56,7 +56,7 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
         z = apply_bias_and_bans(&z, &s.logit_bias, &s.banned);
         if z.iter().all(|&v| v == f64::NEG_INFINITY) {
             crate::bail!(
-                "every token is banned: at least one of the {} tokens must stay allowed",
+                "every token is banned (or has logit -inf): at least one of the {} tokens must stay allowed",
                 z.len()
             );
         }

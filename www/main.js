@@ -579,7 +579,8 @@ async function copyEmbed() {
 function showPanels() {
   for (const key of PANEL_KEYS) {
     const el = document.getElementById(`p-${key}`);
-    if (el) el.hidden = !state.panels.includes(key);
+    // Outside embed mode the model panel stays: it holds the panel switches.
+    if (el) el.hidden = !state.panels.includes(key) && !(key === "model" && !state.embed);
     const cb = /** @type {HTMLInputElement|null} */ (document.getElementById(`show-${key}`));
     if (cb) cb.checked = state.panels.includes(key);
   }

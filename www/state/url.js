@@ -8,6 +8,8 @@ import { NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, makeDefaultSettings } fr
 export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "beam", "controls", "model"];
 /** Panels shown when the URL does not say. */
 export const DEFAULT_PANELS = PANEL_KEYS.slice();
+/** Panels of an embed whose URL does not say (no model picker: the lesson fixed it). */
+export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "controls"];
 
 /**
  * @typedef {Object} ViewState
@@ -47,6 +49,7 @@ export function parseQuery(search) {
   }
   if (q.has("prompt")) state.prompt = q.get("prompt");
   state.embed = q.get("embed") === "1" || q.get("embed") === "true";
+  if (state.embed) state.panels = DEFAULT_EMBED_PANELS.slice();
 
   for (const c of NUMBER_CONTROLS) {
     if (!q.has(c.key)) continue;
@@ -124,7 +127,8 @@ export function formatQuery(state) {
   if (state.steps) q.set("steps", String(state.steps));
   if (state.logits) q.set("logits", state.logits.join(","));
   if (state.embed) q.set("embed", "1");
-  if (state.panels.join(",") !== DEFAULT_PANELS.join(",")) q.set("panels", state.panels.join(","));
+  // An embed always names its panels (its default differs from the page's).
+  if (state.embed || state.panels.join(",") !== DEFAULT_PANELS.join(",")) q.set("panels", state.panels.join(","));
   const text = q.toString();
   return text ? `?${text}` : "";
 }

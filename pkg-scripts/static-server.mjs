@@ -1,0 +1,141 @@
+// A small static file server for www/: the content types browsers insist on
+// (module scripts must be JavaScript, WebAssembly.instantiateStreaming needs
+// application/wasm), no caching, nothing served from above the root.
+// Used by pkg-scripts/serve and by the browser tests (tests/e2e/harness.mjs).
+//
+// As a command: node pkg-scripts/static-server.mjs <root> [port] [host]
+
+import http from "node:http";
+import path from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+
+/** Content types by file extension. */
+export const MIME_TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".txt": "text/plain; charset=utf-8",
+  ".md": "text/markdown; charset=utf-8",
+  ".safetensors": "application/octet-stream",
+  ".gguf": "application/octet-stream",
+};
+
+/**
+ * Map a URL path to a file under root, or null for a path that cannot be
+ * decoded. The path is normalised against "/" first, so ".." stops at root.
+ * @param {string} root absolute directory
+ * @param {string} urlPath e.g. "/pkg/nexttoken.js"
+ * @returns {string | null}
+ */
+export function resolveUnderRoot(root, urlPath) {
+  let decoded;
+  try {
+    decoded = decodeURIComponent(urlPath);
+  } catch {
+    return null; // malformed %-escape
+  }
+  if (decoded.includes("\0")) return null;
+  const file = path.resolve(root, "." + path.posix.normalize("/" + decoded));
+  return file === root || file.startsWith(root + path.sep) ? file : null;
+}
+
+/**
+ * Answer one request with a file under root (GET and HEAD only); a
+ * directory answers with its index.html.
+ * @param {string} root absolute directory
+ * @param {http.IncomingMessage} req
+ * @param {http.ServerResponse} res
+ */
+async function serveFile(root, req, res) {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    res.writeHead(405, { "content-type": "text/plain", allow: "GET, HEAD" });
+    res.end("method not allowed");
+    return;
+  }
+  const urlPath = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+  let file = resolveUnderRoot(root, urlPath);
+  let info = file ? await stat(file).catch(() => null) : null;
+  if (file && info?.isDirectory()) {
+    file = path.join(file, "index.html");
+    info = await stat(file).catch(() => null);
+  }
+  if (!file || !info?.isFile()) {
+    res.writeHead(404, { "content-type": "text/plain" });
+    res.end(`not found: ${urlPath}`);
+    return;
+  }
+  const body = await readFile(file);
+  res.writeHead(200, {
+    "content-type": MIME_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream",
+    "content-length": body.length,
+    // www/pkg is rebuilt often; a cached module would hide the new build.
+    "cache-control": "no-store",
+  });
+  res.end(req.method === "HEAD" ? undefined : body);
+}
+
+/**
+ * Serve root on host:port (port 0 = any free port).
+ * Rejects with a readable message when the port is taken.
+ * @param {{ root: string, port?: number, host?: string }} options
+ * @returns {Promise<{ url: string, port: number, close: () => Promise<void> }>} url ends with "/"
+ */
+export async function startStaticServer({ root, port = 0, host = "127.0.0.1" }) {
+  const absRoot = path.resolve(root);
+  const rootInfo = await stat(absRoot).catch(() => null);
+  if (!rootInfo?.isDirectory()) throw new Error(`${absRoot} is not a directory`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad port ${port}: want 0..65535`);
+
+  const server = http.createServer((req, res) => {
+    serveFile(absRoot, req, res).catch((err) => {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end(`internal error: ${err.message}`);
+    });
+  });
+  await new Promise((resolve, reject) => {
+    server.once("error", (err) => {
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code;
+      if (code === "EADDRINUSE") reject(new Error(`port ${port} on ${host} is already in use (set PORT to another one)`));
+      else if (code === "EACCES") reject(new Error(`no permission to listen on port ${port} (set PORT to one above 1023)`));
+      else reject(err);
+    });
+    server.listen(port, host, () => resolve(undefined));
+  });
+  const bound = /** @type {import("node:net").AddressInfo} */ (server.address()).port;
+  return {
+    url: `http://${host}:${bound}/`,
+    port: bound,
+    close: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections(); // keep-alive sockets would keep node running
+    }),
+  };
+}
+
+// As a command: serve until killed.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [root, portArg = "8080", host = "127.0.0.1"] = process.argv.slice(2);
+  if (!root) {
+    console.error("usage: node static-server.mjs <root> [port] [host]");
+    process.exit(2);
+  }
+  const port = /^\d+$/.test(portArg) ? Number(portArg) : NaN;
+  if (!(port <= 65535)) {
+    console.error(`serve: ERROR: bad port "${portArg}": want a number 0..65535`);
+    process.exit(2);
+  }
+  try {
+    const { url } = await startStaticServer({ root, port, host });
+    console.log(`serving ${path.resolve(root)} at ${url}  (Ctrl-C to stop)`);
+  } catch (err) {
+    console.error(`serve: ERROR: ${err.message}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,120 @@
+// Shared helpers for the browser tests: a static server of www/, Debian's
+// headless Chromium driven by playwright-core, a page that records every
+// console error, and screenshots in tests/artifacts/.
+//
+// Every test that calls startServer() or launchBrowser() must close what it
+// got (server.close(), browser.close()), or node --test never exits.
+//
+// Environment:
+//   NTP_BASE_URL  serve nothing; point startServer() at a server already running
+//   CHROMIUM      another Chromium binary than /usr/bin/chromium
+
+import path from "node:path";
+import { mkdir, stat } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startStaticServer, resolveUnderRoot, MIME_TYPES } from "../../pkg-scripts/static-server.mjs";
+
+export { resolveUnderRoot, MIME_TYPES };
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** The repository root. */
+export const REPO_ROOT = path.resolve(HERE, "..", "..");
+/** The static site the tests open. */
+export const WWW_ROOT = path.join(REPO_ROOT, "www");
+/** Where screenshots land (gitignored). */
+export const ARTIFACTS_DIR = path.join(REPO_ROOT, "tests", "artifacts");
+
+/** The flags Debian's Chromium needs in a container (playwright-core makes its own profile). */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/**
+ * Serve a directory (www/ by default) on 127.0.0.1 at a free port, with the
+ * same server as pkg-scripts/serve. With NTP_BASE_URL set, nothing is started
+ * and that URL is returned instead.
+ * @param {{ root?: string }} [options]
+ * @returns {Promise<{ url: string, close: () => Promise<void> }>} url ends with "/"
+ */
+export async function startServer({ root = WWW_ROOT } = {}) {
+  const external = process.env.NTP_BASE_URL;
+  if (external) {
+    return { url: external.endsWith("/") ? external : external + "/", close: async () => {} };
+  }
+  const { url, close } = await startStaticServer({ root, port: 0, host: "127.0.0.1" });
+  return { url, close };
+}
+
+/**
+ * Launch Debian's headless Chromium (or $CHROMIUM).
+ * @returns {Promise<import("playwright-core").Browser>}
+ */
+export async function launchBrowser() {
+  const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+  const exists = await stat(executablePath).catch(() => null);
+  if (!exists) throw new Error(`launchBrowser: no Chromium at ${executablePath} (run pkg-scripts/setup, or set CHROMIUM)`);
+  return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Open url in a fresh browser context and record every problem the page
+ * reports: console errors (the page's and its workers'), uncaught exceptions,
+ * failed requests and HTTP error responses. Closing the page closes its context.
+ * @param {import("playwright-core").Browser} browser
+ * @param {string} url
+ * @param {{ viewport?: { width: number, height: number }, waitUntil?: "load" | "domcontentloaded" | "networkidle" | "commit" }} [options]
+ * @returns {Promise<{ page: import("playwright-core").Page, errors: string[] }>}
+ */
+export async function openPage(browser, url, { viewport = { width: 1300, height: 900 }, waitUntil = "load" } = {}) {
+  const page = await browser.newPage({ viewport, acceptDownloads: true });
+  /** @type {string[]} */
+  const errors = [];
+  page.on("console", (msg) => {
+    if (msg.type() === "error") errors.push(`console: ${msg.text()}`);
+  });
+  // A dedicated worker's console.error and its uncaught exceptions reach
+  // these page events too (checked with playwright-core 1.65 and Chromium 156),
+  // so the engine worker needs no listeners of its own.
+  page.on("pageerror", (err) => errors.push(`pageerror: ${err.message}`));
+  page.on("requestfailed", (req) => errors.push(`requestfailed: ${req.url()} (${req.failure()?.errorText ?? "?"})`));
+  page.on("response", (res) => {
+    if (res.status() >= 400) errors.push(`http ${res.status()}: ${res.url()}`);
+  });
+  page.on("crash", () => errors.push("crash: the page crashed"));
+  await page.goto(url, { waitUntil });
+  return { page, errors };
+}
+
+/**
+ * Wait until the page says the engine is ready (main.js sets
+ * <body data-ready="true"> once the model is loaded and painted).
+ * @param {import("playwright-core").Page} page
+ * @param {number} [timeoutMs]
+ */
+export async function waitForReady(page, timeoutMs = 60000) {
+  await page.waitForSelector("body[data-ready=true]", { state: "attached", timeout: timeoutMs });
+}
+
+/**
+ * Save a full-page screenshot to tests/artifacts/<name>.png.
+ * @param {import("playwright-core").Page} page
+ * @param {string} name letters, digits, ".", "_" and "-" only
+ * @returns {Promise<string>} the file written
+ */
+export async function screenshot(page, name) {
+  if (typeof name !== "string" || !/^[A-Za-z0-9._-]+$/.test(name) || name.startsWith(".")) {
+    throw new Error(`screenshot: bad name ${JSON.stringify(name)} (use letters, digits, ".", "_", "-")`);
+  }
+  await mkdir(ARTIFACTS_DIR, { recursive: true });
+  const file = path.join(ARTIFACTS_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}

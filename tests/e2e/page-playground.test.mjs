@@ -3,43 +3,50 @@
 // from the course text (lesson 21, /work/shared/course/003_*.txt), not from
 // the engine.
 //
-// Run: cd tests && npm install && node --test e2e/page-playground.test.mjs
-// Screenshots land in tests/artifacts/.
+// Run: pkg-scripts/build, then node --test tests/e2e/page-playground.test.mjs
+// Screenshots land in tests/artifacts/page-*.png.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { existsSync } from "node:fs";
+import { WWW_ROOT, startServer, launchBrowser, openPage, waitForReady, screenshot } from "./harness.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ARTIFACTS = path.join(HERE, "..", "artifacts");
-mkdirSync(ARTIFACTS, { recursive: true });
+/** @type {{ url: string, close: () => Promise<void> }} */
+let server;
+/** @type {import("playwright-core").Browser} */
+let browser;
 
-let env;          // { baseUrl, newPage, close }
-
-before(async () => { env = await openBrowser(path.join(HERE, "..", "..", "www")); });
-after(async () => { await env?.close(); });
+before(async () => {
+  if (!process.env.NTP_BASE_URL) {
+    assert.ok(existsSync(path.join(WWW_ROOT, "pkg", "nexttoken.js")), "www/pkg is missing: run pkg-scripts/build first");
+  }
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
 
 /**
  * Open the page with a query and wait until the engine has painted.
- * Collects console errors and failed requests for the no-error check.
+ * `page.problems()` lists what went wrong on the way: console errors, page
+ * errors, failed requests; the 404 of an absent models/index.json is the one
+ * thing forgiven (the page falls back to the course models), and only while
+ * that file really is absent.
  * @param {string} query
  * @param {{ width?: number, height?: number }} [size]
  */
-async function openPage(query, size = {}) {
-  const page = await env.newPage({ viewport: { width: size.width ?? 1300, height: size.height ?? 900 } });
-  const problems = [];
-  const missing = [];
-  page.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  page.on("response", (r) => { if (r.status() >= 400) missing.push(new URL(r.url()).pathname); });
-  await page.goto(`${env.baseUrl}/index.html${query}`);
-  await page.waitForSelector("body[data-ready=true]", { timeout: 60000 });
-  /** Console errors, except the 404 of an absent models/index.json (the page handles it). */
-  page.consoleErrors = () => {
-    const onlyIndex = missing.every((p) => p.endsWith("/models/index.json"));
-    return problems.filter((t) => !(onlyIndex && missing.length && t.startsWith("Failed to load resource")));
+async function openPlayground(query, size = {}) {
+  const viewport = { width: size.width ?? 1300, height: size.height ?? 900 };
+  const { page, errors } = await openPage(browser, new URL(`index.html${query}`, server.url).href, { viewport });
+  await waitForReady(page);
+  page.problems = () => {
+    if (existsSync(path.join(WWW_ROOT, "models", "index.json"))) return errors.slice();
+    const indexMissing = (e) => /^http 404: .*\/models\/index\.json$/.test(e);
+    const only = errors.filter((e) => e.startsWith("http ")).every(indexMissing);
+    return errors.filter((e) => !indexMissing(e) && !(only && /^console: Failed to load resource/.test(e)));
   };
   return page;
 }
@@ -66,20 +73,20 @@ async function finalProbs(page) {
 }
 
 test("logits10 at tau = 0.5 shows the course's p_max 0.632149 and H = 1.5006 bits", async () => {
-  const page = await openPage("?model=logits10&temperature=0.5");
+  const page = await openPlayground("?model=logits10&temperature=0.5");
   const head = await page.textContent("#p-dist [data-slot=head]");
   assert.match(head, /p_max = 0\.632149/);
   assert.equal(await entropyBits(page, "stage:final"), 1.5006);
   // nats on hover (title): 1.040152 in the course
   const nats = await page.getAttribute('#p-entropy [data-stage="stage:final"] dd', "title");
   assert.match(nats, /^1\.04015\d nats$/);
-  await page.screenshot({ path: path.join(ARTIFACTS, "page-logits10-tau05.png"), fullPage: true });
-  assert.deepEqual(page.consoleErrors(), []);
+  await screenshot(page, "page-logits10-tau05");
+  assert.deepEqual(page.problems(), []);
   await page.close();
 });
 
 test("the course's top-k = 3 and top-p = 0.9 numbers appear in the panels", async () => {
-  const page = await openPage("?model=logits10&top_k=3");
+  const page = await openPlayground("?model=logits10&top_k=3");
   const p = await finalProbs(page);
   // course: top-K=3: 0.506480 0.307196 0.186324, then zeros
   assert.deepEqual(p.slice(0, 3).map((x) => x.toFixed(6)), ["0.506480", "0.307196", "0.186324"]);
@@ -89,17 +96,17 @@ test("the course's top-k = 3 and top-p = 0.9 numbers appear in the panels", asyn
   assert.match(mass, /0\.782140/);  // "mass kept before renormalising: 0.7821398567522391"
   await page.close();
 
-  const page2 = await openPage("?model=logits10&top_p=0.9");
+  const page2 = await openPlayground("?model=logits10&top_p=0.9");
   const size = await page2.textContent('#p-rules tfoot tr:nth-child(2) td[data-stage="final"]');
   assert.equal(size, "5");               // "top-P=0.9 support: 5"
   assert.equal(await entropyBits(page2, "stage:final"), 2.0115);
-  await page2.screenshot({ path: path.join(ARTIFACTS, "page-logits10-topp09.png"), fullPage: true });
-  assert.deepEqual(page2.consoleErrors(), []);
+  await screenshot(page2, "page-logits10-topp09");
+  assert.deepEqual(page2.problems(), []);
   await page2.close();
 });
 
 test("every slider moves by keyboard, repaints from the engine, and lands in the URL", async () => {
-  const page = await openPage("?model=logits10");
+  const page = await openPlayground("?model=logits10");
   const sliders = await page.$$eval("#p-controls input[type=range]", (els) => els.map((e) => e.id));
   assert.ok(sliders.length >= 10, `expected the decoding sliders, found ${sliders.length}`);
   for (const id of sliders) {
@@ -126,12 +133,12 @@ test("every slider moves by keyboard, repaints from the engine, and lands in the
   await page.waitForFunction(() => /p_max = 0\.632149/.test(document.querySelector("#p-dist [data-slot=head]").textContent));
   const perf = await page.evaluate(() => window.__ntpPerf.length);
   assert.ok(perf >= sliders.length, "input-to-paint times are recorded");
-  assert.deepEqual(page.consoleErrors(), []);
+  assert.deepEqual(page.problems(), []);
   await page.close();
 });
 
 test("a value out of range is refused next to the control and the last good value stays", async () => {
-  const page = await openPage("?model=logits10&temperature=0.5");
+  const page = await openPlayground("?model=logits10&temperature=0.5");
   await page.fill("#ctl-top_p", "7");
   await settle(page);
   assert.match(await page.textContent("#ctl-top_p-msg"), /between 0 and 1.*keeping 1/);
@@ -141,7 +148,7 @@ test("a value out of range is refused next to the control and the last good valu
 });
 
 test("stepping generates tokens, grows the KV cache by one column each, and step back rewinds", async () => {
-  const page = await openPage("?model=logits10&seed=7");
+  const page = await openPlayground("?model=logits10&seed=7");
   const len0 = Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len"));
   for (let i = 1; i <= 3; i++) {
     await page.click("#btn-step");
@@ -159,13 +166,13 @@ test("stepping generates tokens, grows the KV cache by one column each, and step
   // clicking the first token rewinds to the step that drew it
   await page.click("#p-output .tok[data-step='0']");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 0);
-  await page.screenshot({ path: path.join(ARTIFACTS, "page-after-steps.png"), fullPage: true });
-  assert.deepEqual(page.consoleErrors(), []);
+  await screenshot(page, "page-after-steps");
+  assert.deepEqual(page.problems(), []);
   await page.close();
 });
 
 test("Run generates until a stop, and Stop always settles", async () => {
-  const page = await openPage("?model=logits10&max_new=400&nostop=1");
+  const page = await openPlayground("?model=logits10&max_new=400&nostop=1");
   await page.click("#btn-run");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length >= 2);
   await page.click("#btn-run");   // now "Stop"
@@ -176,7 +183,7 @@ test("Run generates until a stop, and Stop always settles", async () => {
 });
 
 test("the URL round-trips: opening it again shows the same view", async () => {
-  const page = await openPage("?model=logits10");
+  const page = await openPlayground("?model=logits10");
   await page.fill("#ctl-temperature", "0.7");
   await page.fill("#ctl-top_k", "4");
   await page.selectOption("#ctl-order", "llama");
@@ -189,18 +196,18 @@ test("the URL round-trips: opening it again shows the same view", async () => {
   const probs = await finalProbs(page);
   await page.close();
 
-  const again = await openPage(new URL(url).search);
+  const again = await openPlayground(new URL(url).search);
   assert.equal(await again.inputValue("#ctl-temperature"), "0.7");
   assert.equal(await again.inputValue("#ctl-top_k"), "4");
   assert.equal(await again.inputValue("#ctl-order"), "llama");
   assert.equal(await again.textContent("#p-output [data-slot=text]"), text);
   assert.deepEqual(await finalProbs(again), probs);
-  assert.deepEqual(again.consoleErrors(), []);
+  assert.deepEqual(again.problems(), []);
   await again.close();
 });
 
 test("a bad URL parameter shows a message and the page stays usable with defaults", async () => {
-  const page = await openPage("?model=no-such-model&temperature=banana&top_p=7");
+  const page = await openPlayground("?model=no-such-model&temperature=banana&top_p=7");
   const msgs = await page.textContent("#messages");
   assert.match(msgs, /temperature=banana/);
   assert.match(msgs, /top_p=7/);
@@ -209,84 +216,36 @@ test("a bad URL parameter shows a message and the page stays usable with default
   assert.equal(await page.inputValue("#ctl-top_p"), "1");
   await page.click("#btn-step");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
-  await page.screenshot({ path: path.join(ARTIFACTS, "page-bad-url.png") });
-  assert.deepEqual(page.consoleErrors(), []);
+  await screenshot(page, "page-bad-url");
+  assert.deepEqual(page.problems(), []);
   await page.close();
 });
 
 test("embed mode shows only the chosen panels, compactly; the narrow page is readable", async () => {
-  const page = await openPage("?model=logits10&embed=1&panels=dist,rules,entropy&temperature=0.5", { width: 720, height: 800 });
+  const page = await openPlayground("?model=logits10&embed=1&panels=dist,rules,entropy&temperature=0.5", { width: 720, height: 800 });
   const visible = await page.$$eval("section.panel", (els) => els.filter((e) => e.offsetParent !== null).map((e) => e.id));
   assert.deepEqual(visible, ["p-dist", "p-rules", "p-entropy"]);
   assert.equal(await page.isVisible("header.top"), false);
   assert.match(await page.textContent("#p-dist [data-slot=head]"), /p_max = 0\.632149/);
-  await page.screenshot({ path: path.join(ARTIFACTS, "page-embed.png"), fullPage: true });
+  await screenshot(page, "page-embed");
   await page.close();
 
-  const phone = await openPage("?model=logits10", { width: 360, height: 740 });
+  const phone = await openPlayground("?model=logits10", { width: 360, height: 740 });
   const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `no sideways scrolling at 360 px (overflow ${overflow}px)`);
-  await phone.screenshot({ path: path.join(ARTIFACTS, "page-360px.png") });
+  await screenshot(phone, "page-360px");
   await phone.close();
 });
 
 test("each panel saves as PNG and SVG figures", async () => {
-  const page = await openPage("?model=logits10&temperature=0.5");
+  const page = await openPlayground("?model=logits10&temperature=0.5");
   for (const panel of ["p-dist", "p-entropy"]) {
     const [png] = await Promise.all([page.waitForEvent("download"), page.click(`#${panel} .fig-buttons button:has-text("PNG")`)]);
     assert.match(png.suggestedFilename(), /\.png$/);
     const [svg] = await Promise.all([page.waitForEvent("download"), page.click(`#${panel} .fig-buttons button:has-text("SVG")`)]);
     assert.match(svg.suggestedFilename(), /\.svg$/);
   }
-  assert.deepEqual(page.consoleErrors(), []);
+  assert.deepEqual(page.problems(), []);
   await page.close();
 });
 
-// ---------------------------------------------------------------------------
-// Local helper (the shared harness in tests/e2e/ was not there when these
-// tests were written): a static server for www/ and Debian's Chromium.
-// NTP_BASE_URL=http://host:port points the tests at a server already running.
-
-import http from "node:http";
-import { readFile, stat } from "node:fs/promises";
-import { chromium } from "playwright-core";
-
-const MIME = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css",
-  ".json": "application/json", ".wasm": "application/wasm", ".svg": "image/svg+xml", ".png": "image/png" };
-
-/**
- * Serve `root` on 127.0.0.1 (a free port) and launch headless Chromium.
- * @param {string} root
- */
-async function openBrowser(root) {
-  let server = null;
-  let baseUrl = process.env.NTP_BASE_URL;
-  if (!baseUrl) {
-    server = http.createServer(async (req, res) => {
-      const rel = decodeURIComponent(new URL(req.url, "http://x").pathname);
-      const file = path.join(root, path.normalize(rel).replace(/^([/\\])+/, ""));
-      try {
-        if (!file.startsWith(root) || !(await stat(file)).isFile()) throw new Error("not a file");
-        const body = await readFile(file);
-        res.writeHead(200, { "content-type": MIME[path.extname(file)] ?? "application/octet-stream", "content-length": body.length });
-        res.end(body);
-      } catch {
-        res.writeHead(404, { "content-type": "text/plain" });
-        res.end("not found");
-      }
-    });
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    baseUrl = `http://127.0.0.1:${server.address().port}`;
-  }
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  const context = await browser.newContext({ acceptDownloads: true });
-  return {
-    baseUrl,
-    newPage: (opts) => context.newPage().then(async (p) => { if (opts?.viewport) await p.setViewportSize(opts.viewport); return p; }),
-    close: async () => { await browser.close(); server?.close(); },
-  };
-}

@@ -13,8 +13,8 @@
 /** The course's models, built into the engine. */
 export const BUILTIN_MODELS = [
   { name: "logits10", title: "Lesson 21: ten hand-written logits",
-    blurb: "The lesson's 10-class logit vector [3, 2.5, …, −1.5]; edit it below. The context does not change it.",
-    prompt: "a", source: { builtin: "logits10" } },
+    blurb: "The lesson’s 10-class logit vector [3, 2.5, …, −1.5] over tokens t1…t10; edit it below. The context does not change it.",
+    prompt: "t1", source: { builtin: "logits10" } },
   { name: "bigram-abc", title: "Lesson 18: the abcb bigram (24 parameters)",
     blurb: "Three tokens a, b, c trained on “abcb abcb …”; retrain it here and watch greedy cycle.",
     prompt: "a", source: { builtin: "bigram-abc" } },

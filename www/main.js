@@ -453,6 +453,7 @@ function renderAll() {
   if (state.model === "bigram-abc") renderTrain($("#train-result"), { result: view.train, busy: view.trainBusy });
 
   setText($("#btn-run"), view.running ? "Stop" : "Run");
+  /** @type {HTMLButtonElement} */ ($("#btn-run")).disabled = !view.ready && !view.running;
   $("#btn-run").setAttribute("aria-pressed", String(view.running));
   for (const id of ["#btn-step", "#btn-back"]) {
     /** @type {HTMLButtonElement} */ ($(id)).disabled = !view.ready || view.running;

@@ -148,21 +148,24 @@ test("a value out of range is refused next to the control and the last good valu
 });
 
 test("stepping generates tokens, grows the KV cache by one column each, and step back rewinds", async () => {
-  const page = await openPlayground("?model=logits10&seed=7");
-  const len0 = Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len"));
+  // kv-demo: the lesson's one-head attention block (a real cache, context 8)
+  const page = await openPlayground("?model=kv-demo&seed=7");
+  const kvLen = async () => Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len"));
+  const len0 = await kvLen();
   for (let i = 1; i <= 3; i++) {
     await page.click("#btn-step");
     await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length === n, i);
+    await settle(page);
+    assert.equal(await kvLen(), len0 + i, `one more cached position after step ${i}`);
   }
-  await settle(page);
-  const len3 = Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len"));
-  assert.equal(len3 - len0, 3);
   assert.equal(new URL(page.url()).searchParams.get("steps"), "3");
   // each token's tooltip carries its rank and probability
   const title = await page.getAttribute("#p-output .tok[data-step='0']", "title");
-  assert.match(title, /rank \d+, p = 0\.\d{6}/);
+  assert.match(title, /rank \d+, p = (0\.\d{6}|1\.000000|\d\.\d\de-\d+)/);
   await page.click("#btn-back");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);
+  await settle(page);
+  assert.equal(await kvLen(), len0 + 2);
   // clicking the first token rewinds to the step that drew it
   await page.click("#p-output .tok[data-step='0']");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 0);
@@ -171,14 +174,36 @@ test("stepping generates tokens, grows the KV cache by one column each, and step
   await page.close();
 });
 
+test("the no-cache switch gives the same distribution at a higher cost", async () => {
+  const page = await openPlayground("?model=kv-demo&seed=3&steps=3");
+  const withCache = await finalProbs(page);
+  const work = async () => page.$$eval("#p-kv table.kv-work tbody tr", (rows) =>
+    rows.map((r) => [Number(r.cells[1].textContent.replace(/,/g, "")), Number(r.cells[2].textContent.replace(/,/g, ""))]));
+  const [[rowsCached, rowsNaive], [scoresCached, scoresNaive]] = await work();
+  // lesson 21: recomputing projects every prefix row again and scores a full triangle
+  assert.ok(rowsNaive > rowsCached && scoresNaive > scoresCached, "recompute costs more than the cache");
+  await page.uncheck("#ctl-use_cache");
+  await page.waitForFunction(() => /No-cache check/.test(document.querySelector("#p-kv [data-slot=check]").textContent));
+  await settle(page);
+  const without = await finalProbs(page);
+  assert.equal(without.length, withCache.length);
+  without.forEach((p, i) => assert.ok(Math.abs(p - withCache[i]) < 1e-5, `token ${i}: ${p} vs ${withCache[i]}`));
+  assert.match(await page.textContent("#p-kv [data-slot=check]"), /agrees/);
+  assert.equal(new URL(page.url()).searchParams.get("use_cache"), "0");
+  await screenshot(page, "page-no-cache");
+  assert.deepEqual(page.problems(), []);
+  await page.close();
+});
+
 test("Run generates until a stop, and Stop always settles", async () => {
-  const page = await openPlayground("?model=logits10&max_new=400&nostop=1");
+  const page = await openPlayground("?model=logits10&max_new=4000&nostop=1");
   await page.click("#btn-run");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length >= 2);
   await page.click("#btn-run");   // now "Stop"
   await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Run");
   const n = await page.$$eval("#p-output .tok", (els) => els.length);
-  assert.ok(n >= 2 && n < 400, `stopped after ${n} tokens`);
+  assert.ok(n >= 2 && n < 4000, `stopped after ${n} tokens`);
+  assert.match(await page.textContent("#p-output [data-slot=status]"), /stopped by you/);
   await page.close();
 });
 

@@ -34,6 +34,14 @@ export function renderKv(root, view) {
   const check = ensureSlot(root, "check", () => makeEl("p", { class: "kv-check" }));
   const kv = view.kv;
   if (!kv) { setText(facts, "No cache yet."); return; }
+  const hasCache = kv.layers > 0 && kv.kv_heads > 0;
+  svg.style.display = hasCache ? "" : "none";
+  table.style.display = hasCache ? "" : "none";
+  if (!hasCache) {
+    setText(facts, "This model has no attention layers, so there is nothing to cache: each step reads only the last token. Pick kv-demo or a transformer to watch the cache grow.");
+    setText(check, "");
+    return;
+  }
 
   const perToken = 2 * kv.layers * kv.kv_heads * kv.head_dim * kv.bytes_per_number;
   setText(facts, `${kv.len} of ${kv.capacity} positions · ${formatBytes(kv.bytes)} ` +

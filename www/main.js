@@ -487,7 +487,7 @@ function describeModel(info) {
       `context ${info.context}`);
   }
   if (info.params) parts.push(`${info.params.toLocaleString("en-US")} parameters`);
-  parts.push(`backend ${info.backend}`);
+  if (info.backend && info.backend !== "none") parts.push(`backend ${info.backend}`);
   return parts.join(" · ");
 }
 

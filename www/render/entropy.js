@@ -108,7 +108,8 @@ function drawCurve(svg, d, view) {
   setAttr(dot, "cx", tx); setAttr(dot, "cy", y(bits));
   const label = svg.querySelector(".dot-label");
   setAttr(label, "x", tx + (tx > W / 2 ? -6 : 6));
-  setAttr(label, "y", Math.max(M.t + 10, y(bits) - 6));
+  // above the dot, or below it when the dot is near the top edge
+  setAttr(label, "y", y(bits) - 6 < M.t + 12 ? y(bits) + 16 : y(bits) - 6);
   setAttr(label, "text-anchor", tx > W / 2 ? "end" : "start");
   setText(label, `τ = ${tau}${tau === 0 ? " (greedy)" : ""}: ${bits.toFixed(4)} bits`);
 }

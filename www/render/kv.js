@@ -14,7 +14,6 @@ import { formatBytes, formatCount, OKABE_ITO } from "./format.js";
 
 const MAX_COLS = 96;   // wider contexts show their last 96 positions
 const MAX_ROWS = 48;   // more rows than this: one row per layer
-const CELL = 10;
 
 /**
  * Paint the KV panel.
@@ -100,6 +99,8 @@ function drawGrid(svg, kv) {
   const cols = Math.min(Math.max(kv.len, 1), MAX_COLS);
   const shownCap = Math.min(kv.capacity, MAX_COLS);
   const first = Math.max(0, kv.len - MAX_COLS);
+  // Small caches get big cells, long contexts small ones (400 px of grid).
+  const CELL = Math.max(6, Math.min(24, Math.floor(400 / shownCap)));
   const labelW = 56;
   const width = labelW + shownCap * CELL + 4;
   const height = nRows * CELL + 26;
@@ -127,7 +128,7 @@ function drawGrid(svg, kv) {
   setAttr(newest, "width", kv.len ? CELL : 0); setAttr(newest, "height", nRows * CELL - 1);
 
   const labels = svg.querySelector(".labels");
-  const key = `${nRows}|${perHead}|${first}|${cols}`;
+  const key = `${nRows}|${perHead}|${first}|${cols}|${CELL}`;
   if (labels.getAttribute("data-key") !== key) {
     labels.setAttribute("data-key", key);
     labels.replaceChildren();

@@ -274,3 +274,41 @@ test("each panel saves as PNG and SVG figures", async () => {
   await page.close();
 });
 
+
+test("the course's toy models: edited logits reach the engine, the retrained bigram greedily cycles abab", async () => {
+  const page = await openPlayground("?model=logits10");
+  // Tie z1 and z2 at 3: both must show e^3 / sum(e^z), computed here.
+  await page.fill("#logit-1", "3");
+  await page.click("#logits-apply");
+  await page.waitForFunction(() => new URLSearchParams(location.search).has("logits"));
+  await page.waitForFunction(() => {
+    const p = [...document.querySelectorAll("#p-dist .num[data-prob]")].map((e) => Number(e.getAttribute("data-prob")));
+    return p.length === 10 && Math.abs(p[0] - p[1]) < 1e-12;
+  });
+  const z = [3, 3, 2, 1.5, 1, 0.5, 0, -0.5, -1, -1.5];
+  const expected = Math.exp(3) / z.reduce((a, v) => a + Math.exp(v), 0);
+  const shown = (await finalProbs(page))[0];
+  assert.ok(Math.abs(shown - expected) < 1e-6, `p_max ${shown} vs softmax ${expected}`);
+  await page.click("#logits-course");
+  await page.waitForFunction(() => /p_max = 0\.396139/.test(document.querySelector("#p-dist [data-slot=head]").textContent));
+  assert.equal(new URL(page.url()).searchParams.has("logits"), false);
+
+  await page.selectOption("#model-select", "bigram-abc");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("model") === "bigram-abc");
+  await waitForReady(page);
+  await page.click("#bigram-retrain");
+  await page.waitForFunction(() => /final loss/.test(document.querySelector("#train-result").textContent), null, { timeout: 60000 });
+  // lesson 18: P(b | a) = 1, P(a | b) = P(c | b) = 0.5 after training
+  const rows = await page.$$eval("#train-result table tr", (trs) => trs.slice(1).map((tr) => [...tr.cells].slice(1).map((c) => Number(c.textContent))));
+  assert.ok(rows[0][1] > 0.99 && Math.abs(rows[1][0] - 0.5) < 0.01 && Math.abs(rows[1][2] - 0.5) < 0.01, JSON.stringify(rows));
+  // lesson 21: "greedy from 'a': ababababababa"
+  await page.fill("#ctl-temperature", "0");
+  await page.fill("#ctl-max_new", "12");
+  await page.click("#btn-run");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 12);
+  await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Run");
+  assert.equal(await page.textContent("#p-output [data-slot=text]"), "ababababababa");
+  await screenshot(page, "page-bigram-retrained");
+  assert.deepEqual(page.problems(), []);
+  await page.close();
+});

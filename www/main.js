@@ -131,7 +131,11 @@ async function loadModel() {
   view.train = null;
   view.logitsEdited = false;
   view.loading = true;
+  // Not ready from now on, at once (not at the next frame): a click in
+  // between must not look like it was taken.
+  document.body.dataset.ready = "false";
   setBusy(true);
+  scheduleRender();
   try {
     const msg = await client.request("load", { model: entry.source });
     view.info = msg.info;

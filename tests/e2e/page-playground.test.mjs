@@ -312,3 +312,42 @@ test("the course's toy models: edited logits reach the engine, the retrained big
   assert.deepEqual(page.problems(), []);
   await page.close();
 });
+
+test("a panic in wasm becomes a readable message; the engine restarts with the prompt, settings and tokens", async () => {
+  // Serve the real engine with one addition: step() throws the RuntimeError
+  // a Rust panic gives ("unreachable") once, when the worker is told to.
+  const { page, errors } = await openPage(browser, "about:blank");
+  await page.route("**/pkg/nexttoken.js", async (route) => {
+    const res = await route.fetch();
+    const body = `${await res.text()}
+const __ntpRealStep = Playground.prototype.step;
+Playground.prototype.step = function (s) {
+  if (self.__ntpPanicOnce) { self.__ntpPanicOnce = false; throw new WebAssembly.RuntimeError("unreachable"); }
+  return __ntpRealStep.call(this, s);
+};`;
+    await route.fulfill({ response: res, body });
+  });
+  await page.goto(new URL("index.html?model=kv-demo&prompt=abc&temperature=0.8&steps=2", server.url).href);
+  await waitForReady(page);
+  const before = await page.textContent("#p-output [data-slot=text]");
+  await page.fill("#prompt", "abca");   // typed by the user, must survive
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("prompt") === "abca");
+  await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 0);
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
+  const worker = page.workers()[0];
+  await worker.evaluate(() => { self.__ntpPanicOnce = true; });
+  await page.click("#btn-step");
+  await page.waitForFunction(() => /internal error \(unreachable\)/.test(document.querySelector("#messages").textContent));
+  await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 1);
+  assert.equal(await page.inputValue("#prompt"), "abca");
+  assert.equal(await page.inputValue("#ctl-temperature"), "0.8");
+  assert.notEqual(page.workers()[0], worker, "a fresh worker");
+  // and it still works
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);
+  assert.ok(before.startsWith("abc"));
+  await screenshot(page, "page-after-panic");
+  assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);
+  await page.close();
+});

@@ -351,3 +351,23 @@ Playground.prototype.step = function (s) {
   assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);
   await page.close();
 });
+
+test("banning a token from the distribution renormalises the rest, and the ban is in the URL", async () => {
+  const page = await openPlayground("?model=logits10");
+  await page.click("#p-dist .dist-row:nth-child(1) button[data-action=ban]");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("banned") === "0");
+  await page.waitForFunction(() => document.querySelector("#p-dist .dist-row:nth-child(1)").classList.contains("cut"));
+  const p = await finalProbs(page);
+  // course: p_base = 0.396139, 0.240270, 0.145731, …; without token 1 each
+  // remaining p is p / (1 - 0.396139)
+  assert.equal(p[0], 0);
+  assert.ok(Math.abs(p[1] - 0.240270 / (1 - 0.396139)) < 1e-5, `p2 = ${p[1]}`);
+  assert.ok(Math.abs(p[2] - 0.145731 / (1 - 0.396139)) < 1e-5, `p3 = ${p[2]}`);
+  assert.match(await page.textContent("#ctl-chips"), /banned t1/);
+  // the chip removes the ban again
+  await page.click("#ctl-chips .chip");
+  await page.waitForFunction(() => !new URLSearchParams(location.search).has("banned"));
+  await page.waitForFunction(() => /p_max = 0\.396139/.test(document.querySelector("#p-dist [data-slot=head]").textContent));
+  assert.deepEqual(page.problems(), []);
+  await page.close();
+});

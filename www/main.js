@@ -183,6 +183,7 @@ async function replay() {
   }
   state.steps = view.report.generated.length;
   updateUrl();
+  renderChips(); // token names for bans/biases from the URL are known now
   scheduleBeam();
 }
 

@@ -360,6 +360,7 @@ const NO_PREVIEW_KEYS = new Set(["max_new", "stop", "bias_amount", ...BEAM_KEYS]
 function onSetting(key, value, startedAt) {
   state.settings[key] = value;
   updateUrl();
+  scheduleRender();
   if (REPLAY_KEYS.has(key)) { if (!view.running) replay().catch(sayEngineError); return; }
   if (BEAM_KEYS.has(key)) { scheduleBeam(); return; }
   if (NO_PREVIEW_KEYS.has(key)) return;
@@ -458,11 +459,16 @@ function renderAll() {
   if (state.model === "bigram-abc") renderTrain($("#train-result"), { result: view.train, busy: view.trainBusy });
 
   setText($("#btn-run"), view.running ? "Stop" : "Run");
-  /** @type {HTMLButtonElement} */ ($("#btn-run")).disabled = !view.ready && !view.running;
   $("#btn-run").setAttribute("aria-pressed", String(view.running));
   for (const id of ["#btn-step", "#btn-back"]) {
     /** @type {HTMLButtonElement} */ ($(id)).disabled = !view.ready || view.running;
   }
+  // After a stop condition the engine refuses to go on: only Step back
+  // (or clicking a token) and Reset make sense.
+  const stopped = !!r?.stop;
+  if (stopped) /** @type {HTMLButtonElement} */ ($("#btn-step")).disabled = true;
+  /** @type {HTMLButtonElement} */ ($("#btn-run")).disabled = (!view.ready || stopped) && !view.running;
+
   // Reset stays available after a crash: it reloads the model.
   /** @type {HTMLButtonElement} */ ($("#btn-reset")).disabled = view.loading || view.running;
   /** @type {HTMLButtonElement} */ ($("#btn-back")).disabled ||= !(r?.generated?.length);

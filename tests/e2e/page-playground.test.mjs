@@ -371,3 +371,18 @@ test("banning a token from the distribution renormalises the rest, and the ban i
   assert.deepEqual(page.problems(), []);
   await page.close();
 });
+
+test("a full context stops generation cleanly: Step is off, the beam panel says why, no errors", async () => {
+  // kv-demo's context is 8 positions: prompt "abc" + 5 tokens fill it, the
+  // next step finds it full
+  const page = await openPlayground("?model=kv-demo&prompt=abc&steps=5");
+  await page.click("#btn-step");
+  await page.waitForFunction(() => /context is full/.test(document.querySelector("#p-output [data-slot=status]").textContent));
+  assert.equal(await page.isDisabled("#btn-step"), true);
+  assert.equal(await page.isDisabled("#btn-back"), false);
+  await page.waitForFunction(() => /cannot go on/.test(document.querySelector("#p-beam [data-slot=note]").textContent));
+  await page.click("#btn-back");
+  await page.waitForFunction(() => !document.querySelector("#btn-step").disabled);
+  assert.deepEqual(page.problems(), []);
+  await page.close();
+});

@@ -28,6 +28,12 @@ export function renderBeam(root, view) {
     syncChildren(list, 0, () => makeEl("li"));
     return;
   }
+  if (!b.nodes.length) {
+    setText(note, "No beam to show: generation cannot go on from here (a stop condition or a full context).");
+    wrap.replaceChildren();
+    syncChildren(list, 0, () => makeEl("li"));
+    return;
+  }
   setText(note, `${b.beams.length} beams, score = log p / length^α with α = ${b.alpha}${view.busy ? " · searching…" : ""}`);
   wrap.replaceChildren(drawTree(b));
   const items = syncChildren(list, b.beams.length, () => makeEl("li"));

@@ -407,3 +407,20 @@ test("the <next-token-playground> element builds an embed iframe from its attrib
   await page.close();
   assert.deepEqual(forgiveAbsentIndex(errors), []);
 });
+
+test("panel switches and “Copy embed code” give an iframe snippet of the current view", async () => {
+  const page = await openPlayground("?model=logits10&temperature=0.5");
+  await page.uncheck("#show-kv");
+  await page.uncheck("#show-beam");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("panels") === "output,dist,rules,entropy,controls");
+  assert.equal(await page.isVisible("#p-kv"), false);
+  await page.click("#btn-embed");
+  const code = await page.inputValue("#embed-code");
+  const src = new URL(code.match(/src="([^"]+)"/)[1].replace(/&amp;/g, "&"));
+  assert.match(code, /^<iframe [^>]*width="\d+" height="\d+"/);
+  assert.equal(src.searchParams.get("embed"), "1");
+  assert.equal(src.searchParams.get("temperature"), "0.5");
+  assert.equal(src.searchParams.get("panels"), "output,dist,rules,entropy,controls");
+  assert.deepEqual(page.problems(), []);
+  await page.close();
+});

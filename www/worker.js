@@ -22,6 +22,8 @@ let running = null;
 let stopWanted = false;
 /** Ids of stop requests waiting for the run to settle. */
 let stopWaiters = [];
+/** The settings the run in progress draws with (a preview updates them). */
+let runSettings = null;
 let engineReady = null;
 
 self.onmessage = (event) => {
@@ -41,7 +43,10 @@ async function handle(msg) {
   switch (type) {
     case "reset": return reply(id, { kind: "step", report: pg.start(msg.prompt, msg.settings) });
     case "step": return reply(id, { kind: "step", report: pg.step(msg.settings) });
-    case "preview": return reply(id, { kind: "preview", distribution: pg.preview(msg.settings) });
+    case "preview":
+      // A slider moved during a run: the run goes on with the new rules.
+      if (running !== null) runSettings = msg.settings;
+      return reply(id, { kind: "preview", distribution: pg.preview(msg.settings) });
     // The settings argument is ignored by a facade whose rewind takes only n.
     case "rewind": return reply(id, { kind: "step", report: pg.rewind(msg.n, msg.settings) });
     case "beam": return reply(id, { kind: "beam", beam: pg.beam(msg.settings) });
@@ -164,12 +169,13 @@ async function fetchCachedBytes(id, url, version) {
 async function run(id, settings) {
   if (running !== null) throw new Error("a run is already in progress");
   running = id;
+  runSettings = settings;
   stopWanted = false;
   let why = null;
   try {
     for (let i = 0; i < settings.max_new; i++) {
       if (stopWanted) { why = "stopped"; break; }
-      const report = pg.step(settings);
+      const report = pg.step(runSettings);
       self.postMessage({ id, type: "report", kind: "step", report, final: false });
       if (report.stop) { why = report.stop; break; }
       await new Promise((resolve) => setTimeout(resolve, 0));

@@ -133,7 +133,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   }
   try {
     const { url } = await startStaticServer({ root, port, host });
-    console.log(`serving ${path.resolve(root)} at ${url}  (Ctrl-C to stop)`);
+    console.log(`serve: ${path.resolve(root)} at ${url}  (Ctrl-C to stop)`);
   } catch (err) {
     console.error(`serve: ERROR: ${err.message}`);
     process.exit(1);

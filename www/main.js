@@ -160,6 +160,7 @@ async function loadModel() {
  */
 async function replay() {
   client.dropStale();
+  const wantNext = state.next; // takeReport below overwrites it
   view.beam = null;
   // The engine keeps an edited vector until told otherwise, so going back to
   // the course's values must be sent too.
@@ -182,6 +183,8 @@ async function replay() {
     if (msg.report.stop) break;
   }
   state.steps = view.report.generated.length;
+  // The link said the panels showed the next token's distribution.
+  if (wantNext && view.chosen) await doPreview();
   updateUrl();
   renderChips(); // token names for bans/biases from the URL are known now
   scheduleBeam();
@@ -193,6 +196,7 @@ async function replay() {
  */
 function takeReport(report) {
   view.userStopped = false;
+  state.next = !report.chosen;
   view.report = report;
   view.distribution = report.distribution;
   view.chosen = report.chosen ? { ...report.chosen } : null;
@@ -270,6 +274,7 @@ async function doPreview(startedAt) {
     if (!msg) return; // superseded by a newer preview
     view.distribution = msg.distribution;
     view.chosen = null;
+    if (!state.next) { state.next = true; updateUrl(); }
     if (startedAt !== undefined) perfWaiting.push(startedAt);
     scheduleRender();
   } catch (err) { sayEngineError(err); }

@@ -216,7 +216,8 @@ test("Run generates until a stop, and Stop always settles", async () => {
 });
 
 test("the URL round-trips: opening it again shows the same view", async () => {
-  const page = await openPlayground("?model=logits10");
+  // kv-demo: a real transformer, so each position has its own distribution
+  const page = await openPlayground("?model=kv-demo&prompt=abc");
   await page.fill("#ctl-temperature", "0.7");
   await page.fill("#ctl-top_k", "4");
   await page.selectOption("#ctl-order", "llama");
@@ -224,19 +225,36 @@ test("the URL round-trips: opening it again shows the same view", async () => {
   await page.click("#btn-step");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);
   await settle(page);
-  const url = page.url();
-  const text = await page.textContent("#p-output [data-slot=text]");
-  const probs = await finalProbs(page);
+  const view = async (p) => ({
+    head: await p.textContent("#p-dist [data-slot=head]"),
+    text: await p.textContent("#p-output [data-slot=text]"),
+    probs: await finalProbs(p),
+    rules: await p.textContent("#p-rules table"),
+  });
+  const drawn = await view(page);
+  assert.match(drawn.head, /^Drawn at position/);
+  const drawnUrl = page.url();
+  // a slider moved away and back: the same rules, now on the next token
+  await page.fill("#ctl-temperature", "0.8");
+  await page.fill("#ctl-temperature", "0.7");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("show") === "next");
+  await page.waitForFunction(() => /^Next token at position/.test(document.querySelector("#p-dist [data-slot=head]").textContent));
+  await settle(page);
+  const next = await view(page);
+  const nextUrl = page.url();
   await page.close();
 
-  const again = await openPlayground(new URL(url).search);
-  assert.equal(await again.inputValue("#ctl-temperature"), "0.7");
-  assert.equal(await again.inputValue("#ctl-top_k"), "4");
-  assert.equal(await again.inputValue("#ctl-order"), "llama");
-  assert.equal(await again.textContent("#p-output [data-slot=text]"), text);
-  assert.deepEqual(await finalProbs(again), probs);
-  assert.deepEqual(again.problems(), []);
-  await again.close();
+  for (const [url, expected] of [[drawnUrl, drawn], [nextUrl, next]]) {
+    const again = await openPlayground(new URL(url).search);
+    await settle(again);
+    assert.equal(await again.inputValue("#ctl-temperature"), "0.7");
+    assert.equal(await again.inputValue("#ctl-top_k"), "4");
+    assert.equal(await again.inputValue("#ctl-order"), "llama");
+    await again.waitForFunction((h) => document.querySelector("#p-dist [data-slot=head]").textContent === h, expected.head);
+    assert.deepEqual(await view(again), expected);
+    assert.deepEqual(again.problems(), []);
+    await again.close();
+  }
 });
 
 test("a bad URL parameter shows a message and the page stays usable with defaults", async () => {

@@ -20,6 +20,8 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  * @property {boolean} embed
  * @property {number} steps          generated tokens to replay on load
  * @property {number[]|null} logits  the edited logit vector of "logits10"
+ * @property {boolean} next          the panels show the next token's distribution, not the
+ *                                   one the last generated token was drawn from
  */
 
 /**
@@ -28,7 +30,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  */
 export function makeDefaultState() {
   return { model: null, prompt: null, settings: makeDefaultSettings(), panels: DEFAULT_PANELS.slice(),
-    embed: false, steps: 0, logits: null };
+    embed: false, steps: 0, logits: null, next: false };
 }
 
 /**
@@ -88,6 +90,10 @@ export function parseQuery(search) {
     if (Number.isInteger(n) && n >= 0 && n <= 4096) state.steps = n;
     else problems.push(`steps=${q.get("steps")} must be a whole number from 0 to 4096; using 0`);
   }
+  if (q.has("show")) {
+    if (q.get("show") === "next") state.next = true;
+    else if (q.get("show") !== "drawn") problems.push(`show=${q.get("show")} must be next or drawn; using drawn`);
+  }
   if (q.has("logits")) {
     const v = q.get("logits").split(",").map(Number);
     if (v.length === 10 && v.every((x) => Number.isFinite(x) && Math.abs(x) <= 1000)) state.logits = v;
@@ -125,6 +131,7 @@ export function formatQuery(state) {
   if (state.settings.banned.length) q.set("banned", state.settings.banned.join(","));
   if (state.settings.logit_bias.length) q.set("bias", state.settings.logit_bias.map(([i, b]) => `${i}:${b}`).join(","));
   if (state.steps) q.set("steps", String(state.steps));
+  if (state.steps && state.next) q.set("show", "next");
   if (state.logits) q.set("logits", state.logits.join(","));
   if (state.embed) q.set("embed", "1");
   // An embed always names its panels (its default differs from the page's).

@@ -102,7 +102,7 @@ function drawGrid(svg, kv) {
   // Small caches get big cells, long contexts small ones (400 px of grid).
   const CELL = Math.max(6, Math.min(24, Math.floor(400 / shownCap)));
   const labelW = 56;
-  const width = labelW + shownCap * CELL + 4;
+  const width = Math.max(labelW + shownCap * CELL + 4, 340); // room for the axis label
   const height = nRows * CELL + 26;
   setAttr(svg, "viewBox", `0 0 ${width} ${height}`);
   setAttr(svg, "width", width);

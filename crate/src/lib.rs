@@ -1,1 +1,31 @@
 //! Next-Token Playground engine.
+//!
+//! One concept per module: the model and its KV cache, the decoding rules as
+//! a visible pipeline, the seeded RNG, tokenizers, the generation session and
+//! its per-step report, and (on wasm32) the browser facade.
+
+pub mod backend;
+pub mod beam;
+pub mod builtin;
+pub mod config;
+pub mod counters;
+pub mod error;
+pub mod kv_cache;
+pub mod kv_check;
+pub mod lm;
+pub mod loader;
+pub mod model;
+pub mod models;
+pub mod report;
+pub mod rng;
+pub mod rules;
+pub mod session;
+pub mod tokenizer;
+pub mod train;
+pub mod weights;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;

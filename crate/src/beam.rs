@@ -1,0 +1,157 @@
+//! Beam search: keep the B best prefixes by total log-probability, extend
+//! each, keep the best B again; rank the finished ones by score/length^α.
+//!
+//! Scores use the model's log-probabilities after logit bias and bans (the
+//! sampling rules — temperature, top-k, top-p — do not apply to a search).
+//! Each beam's logits come from rewinding the shared KV cache to the prefix
+//! and running that beam's tokens, so one cache serves every beam.
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::lm::LanguageModel;
+use crate::rules;
+use crate::session::GenerationSettings;
+use crate::tokenizer::Tokenizer;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Beam {
+    pub tokens: Vec<u32>,
+    pub text: String,
+    /// Sum of ln q over the beam's tokens.
+    pub logprob: f64,
+    pub length: usize,
+    /// logprob / length^alpha.
+    pub score: f64,
+    pub finished: bool,
+}
+
+/// One expansion in the search tree.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BeamNode {
+    pub id: usize,
+    /// None for the first tokens (children of the prompt).
+    pub parent: Option<usize>,
+    pub token: u32,
+    pub display: String,
+    /// ln q of this token given its parent's prefix.
+    pub logprob: f64,
+    /// Sum of ln q from the root to here.
+    pub total_logprob: f64,
+    pub step: usize,
+    pub in_final_beam: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BeamReport {
+    pub alpha: f64,
+    /// Best first by score.
+    pub beams: Vec<Beam>,
+    pub nodes: Vec<BeamNode>,
+}
+
+#[derive(Clone)]
+struct Hyp {
+    tokens: Vec<u32>,
+    logprob: f64,
+    node: Option<usize>,
+}
+
+/// Log-probabilities of the next token given raw logits, after bias and bans.
+fn log_probs(raw: &[f64], settings: &GenerationSettings) -> Vec<f64> {
+    let z = rules::apply_bias_and_bans(raw, &settings.rules.logit_bias, &settings.rules.banned);
+    let max = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let lse = max + z.iter().map(|v| (v - max).exp()).sum::<f64>().ln();
+    z.iter().map(|v| v - lse).collect()
+}
+
+pub fn length_normalised(logprob: f64, length: usize, alpha: f64) -> f64 {
+    logprob / (length.max(1) as f64).powf(alpha)
+}
+
+/// Searches `settings.max_new` tokens deep with `settings.beams` beams.
+/// `window` is what the cache held (its last token already run, giving
+/// `pending`); the caller restores the cache afterwards.
+pub fn search(
+    model: &mut dyn LanguageModel,
+    tok: &dyn Tokenizer,
+    window: &[u32],
+    pending: &[f64],
+    settings: &GenerationSettings,
+) -> Result<BeamReport> {
+    let width = settings.beams;
+    let eos = model.info().eos_id;
+    let context = model.info().context;
+    let base = window.len();
+    let mut live = vec![Hyp { tokens: Vec::new(), logprob: 0.0, node: None }];
+    let mut finished: Vec<Hyp> = Vec::new();
+    let mut nodes: Vec<BeamNode> = Vec::new();
+    for step in 0..settings.max_new {
+        if base + step >= context {
+            break; // no room for another position
+        }
+        let mut candidates: Vec<(f64, usize, u32, f64)> = Vec::new(); // (total, hyp, token, lp)
+        for (h, hyp) in live.iter().enumerate() {
+            let raw = if hyp.tokens.is_empty() {
+                pending.to_vec()
+            } else {
+                model.truncate(base);
+                model.forward_cached(&hyp.tokens)?.iter().map(|&x| x as f64).collect()
+            };
+            let lp = log_probs(&raw, settings);
+            for i in crate::report::top_indices(&lp, width) {
+                if lp[i].is_finite() {
+                    candidates.push((hyp.logprob + lp[i], h, i as u32, lp[i]));
+                }
+            }
+        }
+        candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let mut next = Vec::new();
+        for (total, h, token, lp) in candidates.into_iter().take(width) {
+            let parent = &live[h];
+            let id = nodes.len();
+            nodes.push(BeamNode {
+                id,
+                parent: parent.node,
+                token,
+                display: tok.display(token),
+                logprob: lp,
+                total_logprob: total,
+                step,
+                in_final_beam: false,
+            });
+            let mut tokens = parent.tokens.clone();
+            tokens.push(token);
+            let hyp = Hyp { tokens, logprob: total, node: Some(id) };
+            if Some(token) == eos { finished.push(hyp) } else { next.push(hyp) }
+        }
+        live = next;
+        if live.is_empty() {
+            break;
+        }
+    }
+    let mut all: Vec<(Hyp, bool)> =
+        finished.into_iter().map(|h| (h, true)).chain(live.into_iter().map(|h| (h, false))).collect();
+    let score = |h: &Hyp| length_normalised(h.logprob, h.tokens.len(), settings.alpha);
+    all.sort_by(|a, b| score(&b.0).total_cmp(&score(&a.0)));
+    all.truncate(width);
+    for (hyp, _) in &all {
+        let mut node = hyp.node;
+        while let Some(n) = node {
+            nodes[n].in_final_beam = true;
+            node = nodes[n].parent;
+        }
+    }
+    let beams = all
+        .into_iter()
+        .map(|(h, finished)| Beam {
+            text: tok.decode(&h.tokens),
+            score: score(&h),
+            length: h.tokens.len(),
+            logprob: h.logprob,
+            tokens: h.tokens,
+            finished,
+        })
+        .collect();
+    Ok(BeamReport { alpha: settings.alpha, beams, nodes })
+}

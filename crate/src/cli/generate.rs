@@ -1,0 +1,125 @@
+//! `nexttoken generate`: run the generation loop on a model and print the
+//! text (streamed), or every step's report as JSON, or the beams.
+
+use std::io::Write;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::model_arg::open_session;
+use super::rule_args::RuleArgs;
+use crate::error::{Error, Result};
+use crate::report::StepReport;
+use crate::session::{ContextPolicy, GenerationSettings};
+
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    /// A model folder (or its model.json), or `builtin:NAME` (logits10, bigram-abc, kv-demo).
+    #[arg(long)]
+    pub model: String,
+    #[arg(long, allow_hyphen_values = true)]
+    pub prompt: String,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 64)]
+    pub max_new: usize,
+    /// Stop when the generated text contains this string (repeatable).
+    #[arg(long = "stop", allow_hyphen_values = true)]
+    pub stop: Vec<String>,
+    /// Recompute everything at every step instead of using the KV cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// What to do when the context is full: `error` (stop) or `sliding`.
+    #[arg(long, default_value = "error")]
+    pub context_policy: String,
+    /// Beam search with this many beams instead of sampling.
+    #[arg(long)]
+    pub beams: Option<usize>,
+    /// Length normalisation exponent for beam search: score = logprob / length^alpha.
+    #[arg(long, default_value_t = 0.8)]
+    pub alpha: f64,
+    /// `flex` (default) or `ndarray` (needs the ndarray feature).
+    #[arg(long, default_value = "flex")]
+    pub backend: String,
+    /// Print JSON: every step's report (sampling) or the beam report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct GenerateJson {
+    text: String,
+    steps: Vec<StepReport>,
+}
+
+pub fn settings_from(args: &GenerateArgs) -> Result<GenerationSettings> {
+    let context_policy = match args.context_policy.as_str() {
+        "error" => ContextPolicy::Error,
+        "sliding" => ContextPolicy::Sliding,
+        other => crate::bail!("--context-policy: '{other}' is not a policy: use 'error' or 'sliding'"),
+    };
+    Ok(GenerationSettings {
+        rules: args.rules.to_settings()?,
+        seed: args.seed,
+        max_new: args.max_new,
+        stop: args.stop.clone(),
+        use_cache: !args.no_cache,
+        context_policy,
+        beams: args.beams.unwrap_or(3),
+        alpha: args.alpha,
+        top_n: 10,
+    })
+}
+
+fn write_out(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::new(format!("cannot write to stdout: {e}")))
+}
+
+pub fn run(args: GenerateArgs) -> Result<()> {
+    let settings = settings_from(&args)?;
+    let mut session = open_session(&args.model, &args.backend)?;
+    let first = session.start(&args.prompt, &settings)?;
+    if args.beams.is_some() {
+        let beams = session.beam(&settings)?;
+        let text = if args.json {
+            serde_json::to_string(&beams).expect("beams serialise") + "\n"
+        } else {
+            beams
+                .beams
+                .iter()
+                .map(|b| format!("score {:>9.4}  logprob {:>9.4}  len {:>3}  {:?}\n", b.score, b.logprob, b.length, b.text))
+                .collect()
+        };
+        return write_out(&text);
+    }
+    if !args.json {
+        write_out(&first.text)?;
+    }
+    let mut steps = Vec::new();
+    loop {
+        let rep = session.step(&settings)?;
+        if !args.json {
+            write_out(&rep.chosen.as_ref().map(|c| c.text.clone()).unwrap_or_default())?;
+        }
+        let stop = rep.stop;
+        if args.json {
+            steps.push(rep);
+        }
+        if let Some(reason) = stop {
+            if !args.json {
+                eprintln!("\n[stopped: {}]", crate::session::stop_name(reason));
+            }
+            break;
+        }
+    }
+    if args.json {
+        let text = steps.last().map(|s| s.text.clone()).unwrap_or(first.text);
+        return write_out(&(serde_json::to_string(&GenerateJson { text, steps }).expect("reports serialise") + "\n"));
+    }
+    Ok(())
+}

@@ -1,0 +1,58 @@
+//! What the generation session needs from a model: run tokens through it
+//! with a cache it owns, rewind that cache, and say what it costs.
+//!
+//! The transformer implements this; so do the course's toy models (the
+//! lesson-18 bigram and the lesson-21 fixed logit vector), so the page and
+//! the CLI drive all of them through one `Session`.
+
+use serde::Serialize;
+
+use crate::counters::Counters;
+use crate::error::Result;
+
+/// What the page's header and the KV panel show about a model.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ModelInfo {
+    pub name: String,
+    /// "transformer" | "logits" | "bigram"
+    pub kind: String,
+    pub vocab_size: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub d_model: usize,
+    /// Context length: the KV cache capacity in positions.
+    pub context: usize,
+    pub params: usize,
+    pub bytes_per_number: usize,
+    /// "flex" | "ndarray" | "none" (models that need no tensor backend)
+    pub backend: String,
+    pub eos_id: Option<u32>,
+}
+
+pub trait LanguageModel {
+    fn info(&self) -> ModelInfo;
+
+    /// Feeds `tokens` after the ones already cached (prefill when the cache
+    /// is empty, decode when `tokens.len() == 1`) and returns the logits
+    /// for the position after the last one. The position of each new token
+    /// is the cache length, never chosen by the caller.
+    fn forward_cached(&mut self, tokens: &[u32]) -> Result<Vec<f32>>;
+
+    /// Full recompute over `tokens` from scratch, leaving the cache alone;
+    /// returns the logits at every position, `[tokens.len()][vocab]`.
+    fn forward_naive(&mut self, tokens: &[u32]) -> Result<Vec<Vec<f32>>>;
+
+    /// Positions held in the cache.
+    fn cache_len(&self) -> usize;
+
+    /// Rewinds the cache to its first `n` positions (`n <= cache_len`).
+    fn truncate(&mut self, n: usize);
+
+    /// Work done so far, cached and naive paths counted separately.
+    fn counters(&self) -> Counters;
+
+    /// Zeroes the work counters (a new generation starts).
+    fn reset_counters(&mut self);
+}

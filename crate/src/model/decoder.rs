@@ -1,0 +1,132 @@
+//! The transformer as a `LanguageModel`: it owns its KV cache and counts the
+//! work of the cached and the naive path.
+
+use burn::module::Module;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+
+use super::Transformer;
+use crate::backend::BackendKind;
+use crate::bail;
+use crate::config::ModelConfig;
+use crate::counters::{Counters, PathCost};
+use crate::error::{Error, Result};
+use crate::kv_cache::KvCache;
+use crate::lm::{LanguageModel, ModelInfo};
+
+pub struct DecoderLm {
+    pub name: String,
+    pub config: ModelConfig,
+    pub model: Transformer,
+    pub backend: BackendKind,
+    pub eos_id: Option<u32>,
+    device: Device,
+    cache: KvCache,
+    counters: Counters,
+}
+
+impl DecoderLm {
+    pub fn new(name: &str, config: ModelConfig, model: Transformer, backend: BackendKind) -> Result<Self> {
+        config.validate()?;
+        let device = backend.device()?;
+        let model = model.to_device(&device);
+        let cache = KvCache::new(config.n_layers, 1, config.n_kv_heads, config.head_dim, config.context, &device);
+        Ok(DecoderLm { name: name.to_string(), config, model, backend, eos_id: None, device, cache, counters: Counters::default() })
+    }
+
+    /// Random weights from a seed (tests, the kv-demo model).
+    pub fn random(name: &str, config: ModelConfig, seed: u64, backend: BackendKind) -> Result<Self> {
+        config.validate()?;
+        let model = Transformer::init_seeded(&config, seed, &backend.device()?);
+        Self::new(name, config, model, backend)
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    pub fn cache(&self) -> &KvCache {
+        &self.cache
+    }
+
+    fn check_tokens(&self, tokens: &[u32]) -> Result<()> {
+        if tokens.is_empty() {
+            bail!("nothing to run: the token list is empty");
+        }
+        if let Some(bad) = tokens.iter().find(|&&t| t as usize >= self.config.vocab_size) {
+            bail!("token id {bad} is outside the vocabulary (size {})", self.config.vocab_size);
+        }
+        Ok(())
+    }
+
+    fn token_tensor(&self, tokens: &[u32]) -> Tensor<2, Int> {
+        let ids: Vec<i64> = tokens.iter().map(|&t| t as i64).collect();
+        Tensor::from_data(TensorData::new(ids, [1, tokens.len()]), &self.device)
+    }
+}
+
+/// Copies a `[1, T, vocab]` logits tensor out as T rows.
+fn logits_rows(logits: Tensor<3>) -> Result<Vec<Vec<f32>>> {
+    let [_, t, v] = logits.dims();
+    let flat = logits
+        .try_into_vec_as::<f32>()
+        .map_err(|e| Error::new(format!("reading logits back from the backend failed: {e:?}")))?;
+    Ok((0..t).map(|i| flat[i * v..(i + 1) * v].to_vec()).collect())
+}
+
+impl LanguageModel for DecoderLm {
+    fn info(&self) -> ModelInfo {
+        let c = &self.config;
+        ModelInfo {
+            name: self.name.clone(),
+            kind: "transformer".into(),
+            vocab_size: c.vocab_size,
+            layers: c.n_layers,
+            heads: c.n_heads,
+            kv_heads: c.n_kv_heads,
+            head_dim: c.head_dim,
+            d_model: c.d_model,
+            context: c.context,
+            params: c.param_count(),
+            bytes_per_number: 4,
+            backend: self.backend.name().into(),
+            eos_id: self.eos_id,
+        }
+    }
+
+    fn forward_cached(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        self.check_tokens(tokens)?;
+        self.cache.check_room(tokens.len())?;
+        let start = self.cache.len();
+        let input = self.token_tensor(tokens);
+        let logits = self.model.forward(&self.config, input, start, Some(&mut self.cache), true);
+        self.counters.cached.add(PathCost::cached_step(start, tokens.len()));
+        Ok(logits_rows(logits)?.pop().expect("one row"))
+    }
+
+    fn forward_naive(&mut self, tokens: &[u32]) -> Result<Vec<Vec<f32>>> {
+        self.check_tokens(tokens)?;
+        if tokens.len() > self.config.context {
+            bail!("context full: {} tokens exceed the context length {}", tokens.len(), self.config.context);
+        }
+        let input = self.token_tensor(tokens);
+        let logits = self.model.forward(&self.config, input, 0, None, false);
+        self.counters.naive.add(PathCost::naive_step(tokens.len()));
+        logits_rows(logits)
+    }
+
+    fn cache_len(&self) -> usize {
+        self.cache.len()
+    }
+
+    fn truncate(&mut self, n: usize) {
+        self.cache.truncate(n);
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn reset_counters(&mut self) {
+        self.counters = Counters::default();
+    }
+}

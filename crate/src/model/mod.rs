@@ -1,0 +1,105 @@
+//! The decoder-only transformer, config-driven.
+//!
+//! ```text
+//! tokens (b, t) ─► token embedding (+ learned positions) ─► blocks × L ─► final norm ─► LM head ─► logits (b, t, vocab)
+//!                                  rotary positions act inside attention instead
+//! ```
+
+pub mod attention;
+pub mod block;
+pub mod decoder;
+pub mod init;
+pub mod mlp;
+pub mod norm;
+pub mod rope;
+
+use burn::module::Module;
+use burn::nn::{Embedding, EmbeddingConfig, Linear};
+use burn::tensor::{Device, Int, Tensor, TensorData};
+
+use attention::{ChunkPositions, needs_rope};
+use block::Block;
+use mlp::linear;
+use norm::Norm;
+
+use crate::config::{ModelConfig, Positions};
+use crate::kv_cache::KvCache;
+
+pub use decoder::DecoderLm;
+
+#[derive(Module, Debug)]
+pub struct Transformer {
+    pub tok_emb: Embedding,         // (vocab, d_model)
+    pub pos_emb: Option<Embedding>, // (context, d_model), learned positions only
+    pub blocks: Vec<Block>,
+    pub final_norm: Norm,
+    pub lm_head: Option<Linear>, // (d_model, vocab); None when tied to tok_emb
+}
+
+impl Transformer {
+    /// A freshly initialised model, its weights drawn from `Rng::new(seed)`
+    /// (GPT-2's recipe, see `init::init_seeded`).
+    pub fn init_seeded(c: &ModelConfig, seed: u64, device: &Device) -> Self {
+        init::init_seeded(Self::init(c, device), c.n_layers, seed)
+    }
+
+    /// The architecture with burn's own (lazy, unseeded) initialisation:
+    /// use it only where every weight is overwritten next (loading a file).
+    pub fn init(c: &ModelConfig, device: &Device) -> Self {
+        let emb = |n: usize| EmbeddingConfig::new(n, c.d_model).init(device);
+        Transformer {
+            tok_emb: emb(c.vocab_size),
+            pos_emb: matches!(c.positions, Positions::Learned).then(|| emb(c.context)),
+            blocks: (0..c.n_layers).map(|_| Block::init(c, device)).collect(),
+            final_norm: Norm::init(c.norm, c.d_model, c.norm_eps, device),
+            lm_head: (!c.tied_embeddings).then(|| linear(c.d_model, c.vocab_size, false, device)),
+        }
+    }
+
+    /// Runs a chunk of tokens that starts at absolute position `start`.
+    /// With a cache, `start` must equal the cache length (the cache decides
+    /// positions; `DecoderLm` enforces this). With `last_only`, only the
+    /// last position goes through the LM head.
+    ///
+    /// # Shapes
+    /// - tokens: `[batch, T]`
+    /// - returned: `[batch, T, vocab]`, or `[batch, 1, vocab]` with `last_only`
+    pub fn forward(
+        &self,
+        c: &ModelConfig,
+        tokens: Tensor<2, Int>,
+        start: usize,
+        mut cache: Option<&mut KvCache>,
+        last_only: bool,
+    ) -> Tensor<3> {
+        let device = tokens.device();
+        let [b, t] = tokens.dims();
+        let mut x = self.tok_emb.forward(tokens); // (b, t, d)
+        if let Some(pos_emb) = &self.pos_emb {
+            let ids: Vec<i64> = (start..start + t).map(|p| p as i64).collect();
+            let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [1, t]), &device);
+            x = x + pos_emb.forward(ids); // (1, t, d) broadcast over batch
+        }
+        let tables = needs_rope(&c.positions).map(|(base, style)| {
+            let (cos, sin) = rope::angle_tables(start, t, c.head_dim, base, &device);
+            (cos, sin, style)
+        });
+        let pos = ChunkPositions { start, rope: tables.as_ref().map(|(c, s, st)| (c, s, *st)) };
+        for (layer, block) in self.blocks.iter().enumerate() {
+            x = block.forward(x, &pos, cache.as_deref_mut().map(|c| (c, layer)));
+        }
+        if let Some(cache) = cache {
+            cache.advance(t);
+        }
+        if last_only && t > 1 {
+            let d = x.dims()[2];
+            x = x.slice([0..b, t - 1..t, 0..d]);
+        }
+        let x = self.final_norm.forward(x);
+        match &self.lm_head {
+            Some(head) => head.forward(x),
+            // Tied: logits = x · Eᵀ, with E kept as stored (vocab, d) and viewed transposed.
+            None => x.matmul(self.tok_emb.weight.val().transpose().unsqueeze::<3>()),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! What one step tells the panels: the top tokens, every rule's kept set and
+//! entropy, the choice, the cache and the work counters. Everything here is
+//! plain data (serde), shared by the CLI's JSON and the page.
+
+use serde::Serialize;
+
+use crate::counters::Counters;
+use crate::error::Result;
+use crate::rules::{self, RuleSettings, Stage};
+use crate::tokenizer::Tokenizer;
+
+/// One vocabulary entry as the panels show it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TokenView {
+    pub id: u32,
+    /// The decoded piece.
+    pub text: String,
+    /// The piece with whitespace made visible (␣ ↵ ⇥) and partial UTF-8 as <0xNN>.
+    pub display: String,
+    pub logit: f64,
+    /// Raw probability, softmax of the raw logits.
+    pub prob: f64,
+}
+
+/// A stage's probability for one of the raw top tokens.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StageCell {
+    pub id: u32,
+    pub prob: f64,
+    pub kept: bool,
+}
+
+/// A stage of the pipeline (or a rule alone), summarised over the whole
+/// vocabulary and shown over the raw top tokens.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StageView {
+    pub name: String,
+    pub kept_count: usize,
+    pub kept_mass: f64,
+    pub entropy_bits: f64,
+    pub entropy_nats: f64,
+    pub top: Vec<StageCell>,
+    /// Kept tokens that are not among the raw top tokens.
+    pub kept_beyond_top: usize,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct CurvePoint {
+    pub tau: f64,
+    pub bits: f64,
+}
+
+/// The distribution over the next token, before and after every rule.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Distribution {
+    /// Index in the sequence (prompt included) of the token being predicted.
+    pub position: usize,
+    pub raw_top: Vec<TokenView>,
+    /// Each rule alone on the raw logits.
+    pub rules: Vec<StageView>,
+    /// The pipeline in the chosen order, "raw" first, "final" last.
+    pub stages: Vec<StageView>,
+    pub entropy_curve: Vec<CurvePoint>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ChosenToken {
+    pub id: u32,
+    pub text: String,
+    pub display: String,
+    /// Probability under the final stage (what the draw used).
+    pub prob: f64,
+    /// 1 = the highest raw logit.
+    pub rank: usize,
+    /// The uniform number the inverse-CDF draw used.
+    pub coin: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Eos,
+    MaxNew,
+    StopString,
+    ContextFull,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PromptToken {
+    pub id: u32,
+    pub text: String,
+    pub display: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KvView {
+    pub len: usize,
+    pub capacity: usize,
+    pub layers: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub bytes: usize,
+    pub bytes_per_number: usize,
+    /// Tokens dropped from the front by the sliding window so far.
+    pub dropped: usize,
+}
+
+/// Teacher-forced agreement of the cached and the recomputed logits at this step.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct CacheCheck {
+    pub max_abs_diff: f64,
+    pub argmax_agree: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StepReport {
+    pub distribution: Distribution,
+    pub chosen: Option<ChosenToken>,
+    pub stop: Option<StopReason>,
+    pub generated: Vec<ChosenToken>,
+    pub prompt_tokens: Vec<PromptToken>,
+    pub text: String,
+    pub kv: KvView,
+    pub counters: Counters,
+    pub cache_check: Option<CacheCheck>,
+}
+
+/// Indices of the `n` largest values, largest first (ties: lower index first).
+pub fn top_indices(values: &[f64], n: usize) -> Vec<usize> {
+    let n = n.min(values.len());
+    let mut idx: Vec<usize> = (0..values.len()).collect();
+    let better = |a: &usize, b: &usize| values[*b].total_cmp(&values[*a]).then(a.cmp(b));
+    if n < idx.len() && n > 0 {
+        idx.select_nth_unstable_by(n - 1, better);
+        idx.truncate(n);
+    }
+    idx.sort_by(better);
+    idx.truncate(n);
+    idx
+}
+
+/// Entropy of softmax(raw / tau) for tau log-spaced from 0.05 to 20.
+pub fn entropy_curve(raw: &[f64]) -> Vec<CurvePoint> {
+    const POINTS: usize = 41;
+    let (lo, hi) = (0.05f64.ln(), 20f64.ln());
+    (0..POINTS)
+        .map(|i| {
+            let tau = (lo + (hi - lo) * i as f64 / (POINTS - 1) as f64).exp();
+            let scaled: Vec<f64> = raw.iter().map(|z| z / tau).collect();
+            CurvePoint { tau, bits: rules::entropy_bits(&rules::softmax(&scaled)) }
+        })
+        .collect()
+}
+
+pub fn token_view(tok: &dyn Tokenizer, id: u32, logit: f64, prob: f64) -> TokenView {
+    TokenView { id, text: tok.id_to_piece(id), display: tok.display(id), logit, prob }
+}
+
+fn stage_view(stage: &Stage, top: &[usize]) -> StageView {
+    let cells: Vec<StageCell> =
+        top.iter().map(|&i| StageCell { id: i as u32, prob: stage.probs[i], kept: stage.kept[i] }).collect();
+    let kept_in_top = cells.iter().filter(|c| c.kept).count();
+    StageView {
+        name: stage.name.clone(),
+        kept_count: stage.kept_count,
+        kept_mass: stage.kept_mass,
+        entropy_bits: stage.entropy_bits,
+        entropy_nats: stage.entropy_nats,
+        top: cells,
+        kept_beyond_top: stage.kept_count - kept_in_top,
+    }
+}
+
+/// Runs every rule on the raw logits and summarises it for the panels.
+/// Returns the view and the final stage's full probabilities (for the draw).
+pub fn describe(
+    raw: &[f64],
+    history: &[u32],
+    settings: &RuleSettings,
+    top_n: usize,
+    position: usize,
+    curve: Vec<CurvePoint>,
+    tok: &dyn Tokenizer,
+) -> Result<(Distribution, Vec<f64>)> {
+    let stages = rules::run_pipeline(raw, history, settings)?;
+    let alone = rules::run_rules_alone(raw, settings)?;
+    let top = top_indices(raw, top_n);
+    let raw_probs = &stages[0].probs;
+    let raw_top = top.iter().map(|&i| token_view(tok, i as u32, raw[i], raw_probs[i])).collect();
+    let final_probs = stages.last().expect("the pipeline has a final stage").probs.clone();
+    let dist = Distribution {
+        position,
+        raw_top,
+        rules: alone.iter().map(|s| stage_view(s, &top)).collect(),
+        stages: stages.iter().map(|s| stage_view(s, &top)).collect(),
+        entropy_curve: curve,
+    };
+    Ok((dist, final_probs))
+}
+
+/// Rank of `id` by raw logit, 1 = highest (ties: lower index ranks first).
+pub fn raw_rank(raw: &[f64], id: usize) -> usize {
+    let z = raw[id];
+    1 + raw.iter().enumerate().filter(|&(j, &v)| v > z || (v == z && j < id)).count()
+}

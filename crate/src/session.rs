@@ -1,0 +1,405 @@
+//! The generation loop: a `Session` owns the model (with its KV cache), the
+//! tokenizer, the token history and the RNG, and yields one `StepReport`
+//! per token.
+//!
+//! ```text
+//! start(prompt):  encode ─► prefill (one pass, causal mask) ─► pending raw logits
+//! step():         rules on pending logits ─► draw(coin) ─► append ─► stop? ─► decode(1 token) ─► pending
+//! preview():      rules on pending logits with new settings (no model call)
+//! rewind(n):      keep n generated tokens: truncate the cache, re-run the last token, restore the RNG
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::bail;
+use crate::beam::{self, BeamReport};
+use crate::counters::{Counters, PathCost};
+use crate::error::Result;
+use crate::lm::{LanguageModel, ModelInfo};
+use crate::report::{self, CacheCheck, ChosenToken, CurvePoint, Distribution, KvView, PromptToken, StepReport, StopReason};
+use crate::rng::Rng;
+use crate::rules::{self, RuleSettings};
+use crate::tokenizer::Tokenizer;
+
+/// What to do when the next token does not fit in the context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextPolicy {
+    /// Stop with `context_full` (or refuse a prompt that does not fit).
+    #[default]
+    Error,
+    /// Drop the oldest tokens, keeping the newest three quarters of the
+    /// context, and re-prefill them (positions restart at 0).
+    Sliding,
+}
+
+/// Every setting of a generation, one struct with defaults for every field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GenerationSettings {
+    #[serde(flatten)]
+    pub rules: RuleSettings,
+    pub seed: u64,
+    pub max_new: usize,
+    pub stop: Vec<String>,
+    pub use_cache: bool,
+    pub context_policy: ContextPolicy,
+    pub beams: usize,
+    pub alpha: f64,
+    pub top_n: usize,
+}
+
+impl Default for GenerationSettings {
+    fn default() -> Self {
+        GenerationSettings {
+            rules: RuleSettings::default(),
+            seed: 42,
+            max_new: 64,
+            stop: Vec::new(),
+            use_cache: true,
+            context_policy: ContextPolicy::Error,
+            beams: 3,
+            alpha: 0.8,
+            top_n: 10,
+        }
+    }
+}
+
+impl GenerationSettings {
+    pub fn validate(&self, vocab_size: usize) -> Result<()> {
+        self.rules.validate(vocab_size)?;
+        if self.max_new == 0 || self.max_new > 4096 {
+            bail!("max_new must be between 1 and 4096, got {}", self.max_new);
+        }
+        if !(1..=16).contains(&self.beams) {
+            bail!("beams must be between 1 and 16, got {}", self.beams);
+        }
+        if !(self.alpha.is_finite() && (0.0..=2.0).contains(&self.alpha)) {
+            bail!("alpha must be between 0 and 2, got {}", self.alpha);
+        }
+        if !(1..=100).contains(&self.top_n) {
+            bail!("top_n must be between 1 and 100, got {}", self.top_n);
+        }
+        if let Some(s) = self.stop.iter().find(|s| s.is_empty()) {
+            bail!("stop strings must not be empty (got {s:?})");
+        }
+        Ok(())
+    }
+}
+
+/// A generated token and what it took to choose it.
+#[derive(Debug, Clone, PartialEq)]
+struct Generated {
+    chosen: ChosenToken,
+    /// The RNG before this token's draw: rewinding to here restores it.
+    rng_before: Rng,
+}
+
+pub struct Session {
+    model: Box<dyn LanguageModel>,
+    tokenizer: Box<dyn Tokenizer>,
+    /// Prompt tokens, as typed (the cache holds `history()[dropped..]`).
+    prompt: Vec<u32>,
+    generated: Vec<Generated>,
+    rng: Rng,
+    /// Raw logits for the next position (never modified: every rule copies).
+    pending: Vec<f64>,
+    /// The entropy-vs-temperature curve of `pending`, computed once per position.
+    curve: Vec<CurvePoint>,
+    stopped: Option<StopReason>,
+    /// What a full recompute would have cost for the steps run with the cache.
+    naive_shadow: PathCost,
+    cache_check: Option<CacheCheck>,
+    /// Tokens at the front of the history that the sliding window dropped.
+    dropped: usize,
+}
+
+impl Session {
+    pub fn new(model: Box<dyn LanguageModel>, tokenizer: Box<dyn Tokenizer>) -> Result<Self> {
+        let (mv, tv) = (model.info().vocab_size, tokenizer.vocab_size());
+        if tv > mv {
+            bail!("the tokenizer has {tv} tokens but the model only {mv}");
+        }
+        Ok(Session {
+            model,
+            tokenizer,
+            prompt: Vec::new(),
+            generated: Vec::new(),
+            rng: Rng::new(0),
+            pending: Vec::new(),
+            curve: Vec::new(),
+            stopped: None,
+            naive_shadow: PathCost::default(),
+            cache_check: None,
+            dropped: 0,
+        })
+    }
+
+    pub fn info(&self) -> ModelInfo {
+        self.model.info()
+    }
+
+    pub fn tokenizer(&self) -> &dyn Tokenizer {
+        self.tokenizer.as_ref()
+    }
+
+    pub fn model_mut(&mut self) -> &mut dyn LanguageModel {
+        self.model.as_mut()
+    }
+
+    /// Every token so far: prompt then generated.
+    pub fn history(&self) -> Vec<u32> {
+        self.prompt.iter().copied().chain(self.generated.iter().map(|g| g.chosen.id)).collect()
+    }
+
+    pub fn generated_ids(&self) -> Vec<u32> {
+        self.generated.iter().map(|g| g.chosen.id).collect()
+    }
+
+    /// The raw logits for the next position.
+    pub fn pending_logits(&self) -> &[f64] {
+        &self.pending
+    }
+
+    /// Tokenises the prompt, resets cache, counters and RNG, and prefills.
+    pub fn start(&mut self, prompt: &str, settings: &GenerationSettings) -> Result<StepReport> {
+        let ids = self.tokenizer.encode(prompt)?;
+        self.start_tokens(&ids, settings)
+    }
+
+    pub fn start_tokens(&mut self, ids: &[u32], settings: &GenerationSettings) -> Result<StepReport> {
+        let info = self.model.info();
+        settings.validate(info.vocab_size)?;
+        if ids.is_empty() {
+            bail!("the prompt is empty: type at least one character");
+        }
+        if ids.len() > info.context && settings.context_policy == ContextPolicy::Error {
+            bail!(
+                "the prompt has {} tokens but the context holds {}: shorten it or choose the sliding window",
+                ids.len(),
+                info.context
+            );
+        }
+        self.model.truncate(0);
+        self.model.reset_counters();
+        self.prompt = ids.to_vec();
+        self.generated.clear();
+        self.rng = Rng::new(settings.seed);
+        self.stopped = None;
+        self.naive_shadow = PathCost::default();
+        self.refill(settings.use_cache)?;
+        self.report(settings, None)
+    }
+
+    /// The rules on the pending logits with new settings; no model call.
+    pub fn preview(&self, settings: &GenerationSettings) -> Result<Distribution> {
+        self.require_started()?;
+        settings.validate(self.model.info().vocab_size)?;
+        Ok(self.describe(settings)?.0)
+    }
+
+    /// Draws one token from the pending distribution and feeds it.
+    pub fn step(&mut self, settings: &GenerationSettings) -> Result<StepReport> {
+        self.require_started()?;
+        let info = self.model.info();
+        settings.validate(info.vocab_size)?;
+        if let Some(reason) = self.stopped {
+            bail!("generation has stopped ({}); rewind, or reset with a new prompt", stop_name(reason));
+        }
+        let (dist, final_probs) = self.describe(settings)?;
+        let rng_before = self.rng.clone();
+        let coin = self.rng.next_f64();
+        let id = rules::sample_inverse_cdf(&final_probs, coin);
+        let chosen = ChosenToken {
+            id: id as u32,
+            text: self.tokenizer.id_to_piece(id as u32),
+            display: self.tokenizer.display(id as u32),
+            prob: final_probs[id],
+            rank: report::raw_rank(&self.pending, id),
+            coin,
+        };
+        self.generated.push(Generated { chosen: chosen.clone(), rng_before });
+        self.stopped = self.stop_reason(settings, info.eos_id, info.context);
+        if self.stopped.is_none() {
+            self.feed(id as u32, settings)?;
+        }
+        let mut rep = self.report(settings, Some(chosen))?;
+        rep.distribution = dist;
+        Ok(rep)
+    }
+
+    /// Keeps the first `n` generated tokens and makes the distribution at
+    /// position `prompt + n` pending again, with the RNG as it was then.
+    pub fn rewind(&mut self, n: usize, settings: &GenerationSettings) -> Result<StepReport> {
+        self.require_started()?;
+        settings.validate(self.model.info().vocab_size)?;
+        if n > self.generated.len() {
+            bail!("cannot rewind to token {n}: only {} have been generated", self.generated.len());
+        }
+        if n < self.generated.len() {
+            self.rng = self.generated[n].rng_before.clone();
+        }
+        self.generated.truncate(n);
+        self.stopped = None;
+        self.restore_pending()?;
+        self.report(settings, None)
+    }
+
+    /// Beam search from the current state; the session's own state is unchanged.
+    pub fn beam(&mut self, settings: &GenerationSettings) -> Result<BeamReport> {
+        self.require_started()?;
+        settings.validate(self.model.info().vocab_size)?;
+        let history = self.history();
+        let pending = self.pending.clone();
+        let window = &history[self.dropped..];
+        let rep = beam::search(self.model.as_mut(), self.tokenizer.as_ref(), window, &pending, settings);
+        // Whatever the search did to the cache, put the session's state back.
+        self.restore_pending()?;
+        rep
+    }
+
+    fn require_started(&self) -> Result<()> {
+        if self.pending.is_empty() {
+            bail!("no prompt yet: start a generation first");
+        }
+        Ok(())
+    }
+
+    fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, Vec<f64>)> {
+        report::describe(
+            &self.pending,
+            &self.history(),
+            &settings.rules,
+            settings.top_n,
+            self.dropped + self.model.cache_len(),
+            self.curve.clone(),
+            self.tokenizer.as_ref(),
+        )
+    }
+
+    /// Feeds one generated token, sliding the window first if it is full.
+    fn feed(&mut self, id: u32, settings: &GenerationSettings) -> Result<()> {
+        if self.model.cache_len() + 1 > self.model.info().context {
+            // Only reached with the sliding policy (stop_reason catches the other).
+            return self.refill(settings.use_cache);
+        }
+        self.run_new_tokens(&[id], settings.use_cache)
+    }
+
+    /// Empties the cache and prefills the window of the history that fits:
+    /// all of it, or with the sliding policy its newest three quarters of
+    /// the context.
+    fn refill(&mut self, use_cache: bool) -> Result<()> {
+        let history = self.history();
+        let context = self.model.info().context;
+        self.dropped = if history.len() > context { history.len() - sliding_keep(context) } else { 0 };
+        self.model.truncate(0);
+        self.run_new_tokens(&history[self.dropped..], use_cache)
+    }
+
+    /// Makes the logits after the last history token pending again: the cache
+    /// keeps every position but the last, and re-running the last token gives
+    /// its logits back.
+    fn restore_pending(&mut self) -> Result<()> {
+        let history = self.history();
+        if history.len() <= self.dropped + 1 || history.len() - self.dropped > self.model.info().context {
+            return self.refill(true);
+        }
+        self.model.truncate(history.len() - 1 - self.dropped);
+        self.run_new_tokens(&history[history.len() - 1..], true)
+    }
+
+    /// Runs tokens after the cached ones, makes their last logits pending,
+    /// and keeps the naive path's count (actual when `use_cache` is off,
+    /// what it would have cost otherwise).
+    fn run_new_tokens(&mut self, ids: &[u32], use_cache: bool) -> Result<()> {
+        let logits = self.model.forward_cached(ids)?;
+        let seen = self.model.cache_len();
+        if use_cache {
+            self.naive_shadow.add(PathCost::naive_step(seen));
+            self.cache_check = None;
+        } else {
+            let window = &self.history()[self.history().len() - seen..];
+            let naive = self.model.forward_naive(window)?;
+            let last = naive.last().expect("at least one position");
+            let max_abs_diff = last.iter().zip(&logits).map(|(a, b)| (a - b).abs() as f64).fold(0.0, f64::max);
+            let to64 = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+            let argmax_agree = rules::argmax(&to64(last)) == rules::argmax(&to64(&logits));
+            self.cache_check = Some(CacheCheck { max_abs_diff, argmax_agree });
+        }
+        self.pending = logits.iter().map(|&x| x as f64).collect();
+        self.curve = report::entropy_curve(&self.pending);
+        Ok(())
+    }
+
+    fn stop_reason(&self, settings: &GenerationSettings, eos: Option<u32>, context: usize) -> Option<StopReason> {
+        let last = self.generated.last()?.chosen.id;
+        if Some(last) == eos {
+            return Some(StopReason::Eos);
+        }
+        if !settings.stop.is_empty() {
+            let text = self.tokenizer.decode(&self.generated_ids());
+            if settings.stop.iter().any(|s| text.contains(s.as_str())) {
+                return Some(StopReason::StopString);
+            }
+        }
+        if self.generated.len() >= settings.max_new {
+            return Some(StopReason::MaxNew);
+        }
+        if settings.context_policy == ContextPolicy::Error && self.model.cache_len() + 1 > context {
+            return Some(StopReason::ContextFull);
+        }
+        None
+    }
+
+    pub fn counters(&self) -> Counters {
+        let mut c = self.model.counters();
+        c.naive.add(self.naive_shadow);
+        c
+    }
+
+    fn report(&self, settings: &GenerationSettings, chosen: Option<ChosenToken>) -> Result<StepReport> {
+        let info = self.model.info();
+        let history = self.history();
+        let prompt_tokens = self
+            .prompt
+            .iter()
+            .map(|&id| PromptToken { id, text: self.tokenizer.id_to_piece(id), display: self.tokenizer.display(id) })
+            .collect();
+        let len = self.model.cache_len();
+        Ok(StepReport {
+            distribution: self.describe(settings)?.0,
+            chosen,
+            stop: self.stopped,
+            generated: self.generated.iter().map(|g| g.chosen.clone()).collect(),
+            prompt_tokens,
+            text: self.tokenizer.decode(&history),
+            kv: KvView {
+                len,
+                capacity: info.context,
+                layers: info.layers,
+                kv_heads: info.kv_heads,
+                head_dim: info.head_dim,
+                bytes: crate::counters::cache_bytes(info.layers, info.kv_heads, len, info.head_dim, info.bytes_per_number),
+                bytes_per_number: info.bytes_per_number,
+                dropped: self.dropped,
+            },
+            counters: self.counters(),
+            cache_check: self.cache_check,
+        })
+    }
+}
+
+/// Positions kept when the sliding window drops the oldest tokens.
+fn sliding_keep(context: usize) -> usize {
+    (context * 3 / 4).max(1)
+}
+
+pub fn stop_name(reason: StopReason) -> &'static str {
+    match reason {
+        StopReason::Eos => "end-of-sequence token",
+        StopReason::MaxNew => "max new tokens reached",
+        StopReason::StopString => "stop string",
+        StopReason::ContextFull => "context full",
+    }
+}

@@ -1,0 +1,117 @@
+//! The browser surface: one `Playground` object over a `Session`, with a
+//! constructor from model files, the built-in course models, and a method
+//! per worker message. Every error becomes a JS `Error` with the engine's
+//! message; reports cross as plain JS objects (see www/PROTOCOL.md).
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use crate::backend::BackendKind;
+use crate::builtin;
+use crate::error::Error;
+use crate::loader;
+use crate::session::{GenerationSettings, Session};
+
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| js_sys::Error::new(&format!("could not hand the report to the page: {e}")).into())
+}
+
+fn err(e: Error) -> JsValue {
+    js_sys::Error::new(&e.message).into()
+}
+
+fn settings(value: JsValue) -> Result<GenerationSettings, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(GenerationSettings::default());
+    }
+    serde_wasm_bindgen::from_value(value).map_err(|e| js_sys::Error::new(&format!("settings: {e}")).into())
+}
+
+/// Makes Rust panics readable in the console (they still abort the module:
+/// the worker restarts it).
+#[wasm_bindgen]
+pub fn set_panic_hook() {
+    console_error_panic_hook::set_once();
+}
+
+/// The backends this wasm build contains, e.g. ["flex", "ndarray"].
+#[wasm_bindgen]
+pub fn backends() -> Vec<String> {
+    BackendKind::available().iter().map(|b| b.name().to_string()).collect()
+}
+
+#[wasm_bindgen]
+pub struct Playground {
+    session: Session,
+    /// Which built-in model this is, if any (set_logits and train_bigram need it).
+    builtin: Option<String>,
+}
+
+#[wasm_bindgen]
+impl Playground {
+    /// A trained model from its manifest, weights and tokenizer files.
+    pub fn from_files(manifest_json: &str, weights: Vec<u8>, tokenizer_json: &str, backend: Option<String>) -> Result<Playground, JsValue> {
+        let backend = BackendKind::parse(backend.as_deref().unwrap_or("flex")).map_err(err)?;
+        let session = loader::session_from_files(manifest_json, weights, tokenizer_json.as_bytes(), backend).map_err(err)?;
+        Ok(Playground { session, builtin: None })
+    }
+
+    /// A built-in course model: "logits10", "bigram-abc" or "kv-demo".
+    pub fn builtin(name: &str) -> Result<Playground, JsValue> {
+        let session = builtin::open(name).map_err(err)?;
+        Ok(Playground { session, builtin: Some(name.to_string()) })
+    }
+
+    pub fn info(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.session.info())
+    }
+
+    pub fn start(&mut self, prompt: &str, settings_js: JsValue) -> Result<JsValue, JsValue> {
+        let s = settings(settings_js)?;
+        to_js(&self.session.start(prompt, &s).map_err(err)?)
+    }
+
+    pub fn step(&mut self, settings_js: JsValue) -> Result<JsValue, JsValue> {
+        let s = settings(settings_js)?;
+        to_js(&self.session.step(&s).map_err(err)?)
+    }
+
+    pub fn preview(&self, settings_js: JsValue) -> Result<JsValue, JsValue> {
+        let s = settings(settings_js)?;
+        to_js(&self.session.preview(&s).map_err(err)?)
+    }
+
+    pub fn rewind(&mut self, n_generated: usize, settings_js: JsValue) -> Result<JsValue, JsValue> {
+        let s = settings(settings_js)?;
+        to_js(&self.session.rewind(n_generated, &s).map_err(err)?)
+    }
+
+    pub fn beam(&mut self, settings_js: JsValue) -> Result<JsValue, JsValue> {
+        let s = settings(settings_js)?;
+        to_js(&self.session.beam(&s).map_err(err)?)
+    }
+
+    /// "logits10" only: replaces the logit vector and returns the new distribution
+    /// (the prompt is restarted with the given settings).
+    pub fn set_logits(&mut self, logits: Vec<f64>, prompt: &str, settings_js: JsValue) -> Result<JsValue, JsValue> {
+        if self.builtin.as_deref() != Some("logits10") {
+            return Err(js_sys::Error::new("set_logits works only on the logits10 model").into());
+        }
+        let s = settings(settings_js)?;
+        self.session = builtin::logits_session(&logits).map_err(err)?;
+        to_js(&self.session.start(prompt, &s).map_err(err)?)
+    }
+
+    /// "bigram-abc" only: retrains the lesson-18 bigram in the browser and
+    /// swaps it in; returns the loss curve and the learned P(next | token).
+    pub fn train_bigram(&mut self, steps: usize, seed: u64) -> Result<JsValue, JsValue> {
+        if self.builtin.as_deref() != Some("bigram-abc") {
+            return Err(js_sys::Error::new("train_bigram works only on the bigram-abc model").into());
+        }
+        let (session, summary) = builtin::retrained_bigram(steps, seed).map_err(err)?;
+        self.session = session;
+        to_js(&summary)
+    }
+}

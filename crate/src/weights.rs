@@ -1,0 +1,96 @@
+//! Model files: a manifest (`model.json`) that names the format and version
+//! and carries the config, next to SafeTensors weights and a tokenizer.
+//!
+//! ```text
+//! www/models/<name>/
+//!   model.json         {"format": "nexttoken-model", "version": 1, "name", "config", "weights", "tokenizer", ...}
+//!   model.safetensors  tensors named by module path (blocks.0.attn.wq.weight, ...)
+//!   tokenizer.json     Hugging Face tokenizers format
+//! ```
+
+use burn::module::Module;
+use burn::store::{ModuleSnapshot, SafetensorsStore};
+use burn::tensor::Device;
+use serde::{Deserialize, Serialize};
+
+use crate::bail;
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use crate::model::Transformer;
+
+pub const FORMAT: &str = "nexttoken-model";
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub format: String,
+    pub version: u32,
+    pub name: String,
+    pub config: ModelConfig,
+    /// File name of the weights, relative to the manifest.
+    pub weights: String,
+    /// File name of the tokenizer (tokenizer.json), relative to the manifest.
+    pub tokenizer: String,
+    /// End-of-sequence token, if the tokenizer has one.
+    #[serde(default)]
+    pub eos_id: Option<u32>,
+    /// Free-form facts about how it was made (training run, corpus, losses).
+    #[serde(default)]
+    pub provenance: serde_json::Value,
+}
+
+impl Manifest {
+    /// Parses and checks a manifest: the right format, a version this build reads, a buildable config.
+    pub fn parse(json: &str) -> Result<Self> {
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| Error::new(format!("model manifest is not valid JSON: {e}")))?;
+        match value.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT) => {}
+            Some(other) => bail!("model manifest has format '{other}', expected '{FORMAT}'"),
+            None => bail!("model manifest has no \"format\" field: is this a nexttoken model.json?"),
+        }
+        match value.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == VERSION as u64 => {}
+            Some(v) => bail!("model manifest version {v} is not supported (this build reads version {VERSION})"),
+            None => bail!("model manifest has no \"version\" field"),
+        }
+        let manifest: Manifest =
+            serde_json::from_value(value).map_err(|e| Error::new(format!("model manifest: {e}")))?;
+        manifest.config.validate()?;
+        Ok(manifest)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a manifest always serialises")
+    }
+}
+
+/// The weights as SafeTensors bytes.
+pub fn weights_to_bytes(model: &Transformer) -> Result<Vec<u8>> {
+    let mut store = SafetensorsStore::from_bytes(None);
+    model.save_into(&mut store).map_err(|e| Error::new(format!("saving weights failed: {e}")))?;
+    store.get_bytes().map_err(|e| Error::new(format!("saving weights failed: {e}")))
+}
+
+/// Builds the architecture from `config` and fills it from SafeTensors
+/// bytes; every parameter must be present with its exact shape.
+pub fn load_weights(config: &ModelConfig, bytes: Vec<u8>, device: &Device) -> Result<Transformer> {
+    config.validate()?;
+    let mut model = Transformer::init(config, device);
+    let mut store = SafetensorsStore::from_bytes(Some(bytes)).validate(true);
+    let applied = model
+        .load_from(&mut store)
+        .map_err(|e| Error::new(format!("the weights file does not fit the model config: {e}")))?;
+    if !applied.missing.is_empty() {
+        let names: Vec<&str> = applied.missing.iter().map(|(n, _)| n.as_str()).take(5).collect();
+        bail!("the weights file lacks {} tensors the config needs, e.g. {}", applied.missing.len(), names.join(", "));
+    }
+    if !applied.errors.is_empty() {
+        bail!("the weights file does not fit the model config: {:?}", applied.errors.first());
+    }
+    if !applied.unused.is_empty() {
+        let names: Vec<&str> = applied.unused.iter().map(|n| n.as_str()).take(5).collect();
+        bail!("the weights file has {} tensors the config has no place for, e.g. {}", applied.unused.len(), names.join(", "));
+    }
+    Ok(model.to_device(device))
+}

@@ -1,0 +1,265 @@
+//! The engine end to end on tiny random-weight models: the KV cache against
+//! full recompute, the exact work counters, rewind, stops, beams, and the
+//! two backends.
+
+use nexttoken::backend::BackendKind;
+use nexttoken::config::{MlpKind, ModelConfig, NormKind, Positions, RopeStyle};
+use nexttoken::kv_check::teacher_forced;
+use nexttoken::lm::LanguageModel;
+use nexttoken::model::DecoderLm;
+use nexttoken::report::StopReason;
+use nexttoken::rules::RuleSettings;
+use nexttoken::session::{ContextPolicy, GenerationSettings, Session};
+use nexttoken::tokenizer::CharTokenizer;
+
+const CHARS: [char; 8] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+
+fn config(positions: Positions, norm: NormKind, mlp: MlpKind, heads: usize, kv_heads: usize) -> ModelConfig {
+    ModelConfig {
+        vocab_size: CHARS.len(),
+        d_model: 32,
+        n_layers: 2,
+        n_heads: heads,
+        n_kv_heads: kv_heads,
+        head_dim: 32 / heads,
+        d_ff: 48,
+        context: 64,
+        positions,
+        norm,
+        norm_eps: 1e-5,
+        mlp,
+        tied_embeddings: true,
+        bias: false,
+    }
+}
+
+/// Every architecture variant the config offers.
+fn variants() -> Vec<(&'static str, ModelConfig)> {
+    let rope = |style| Positions::Rope { base: 10000.0, style };
+    vec![
+        ("gpt2-like", config(Positions::Learned, NormKind::LayerNorm, MlpKind::Gelu, 4, 4)),
+        ("llama-like, rotate-half, GQA 4/2", config(rope(RopeStyle::RotateHalf), NormKind::RmsNorm, MlpKind::SwiGlu, 4, 2)),
+        ("llama-like, interleaved, GQA 4/1", config(rope(RopeStyle::Interleaved), NormKind::RmsNorm, MlpKind::SwiGlu, 4, 1)),
+        ("untied head with biases", ModelConfig { tied_embeddings: false, bias: true, ..config(Positions::Learned, NormKind::LayerNorm, MlpKind::Gelu, 2, 2) }),
+    ]
+}
+
+fn session(c: ModelConfig, seed: u64) -> Session {
+    let lm = DecoderLm::random("test", c, seed, BackendKind::Flex).unwrap();
+    Session::new(Box::new(lm), Box::new(CharTokenizer::new(&CHARS).unwrap())).unwrap()
+}
+
+fn greedy(max_new: usize) -> GenerationSettings {
+    GenerationSettings { rules: RuleSettings { temperature: 0.0, ..RuleSettings::default() }, max_new, ..GenerationSettings::default() }
+}
+
+fn run_to_stop(s: &mut Session, settings: &GenerationSettings) -> nexttoken::report::StepReport {
+    loop {
+        let rep = s.step(settings).unwrap();
+        if rep.stop.is_some() {
+            return rep;
+        }
+    }
+}
+
+/// Pseudo-random token ids (no RNG needed: a fixed multiplicative walk).
+fn tokens(n: usize) -> Vec<u32> {
+    (0..n).map(|i| ((i * 5 + 3) % CHARS.len()) as u32).collect()
+}
+
+#[test]
+fn cached_logits_equal_full_recompute_at_every_position() {
+    // prompt: 8 tokens, then 24 more fed one at a time
+    //   naive:  [t0 .. t31] in one pass    → logits at 0..31
+    //   cached: [t0..t7] then t8, t9, ...  → logits at 7..31, compared with the naive ones
+    for (name, c) in variants() {
+        let mut lm = DecoderLm::random(name, c, 7, BackendKind::Flex).unwrap();
+        let check = teacher_forced(&mut lm, &tokens(32), 8).unwrap();
+        assert_eq!(check.positions, 25, "{name}");
+        assert!(check.max_abs_diff < 1e-4, "{name}: max diff {}", check.max_abs_diff);
+        assert_eq!(check.argmax_agree, 25, "{name}");
+    }
+}
+
+#[test]
+fn an_8_token_prompt_and_24_new_tokens_project_31_kv_rows_cached_and_468_naive() {
+    // cached: 8 prompt rows + 23 fed tokens (the 24th is never fed) = 31
+    // naive:  recompute over 8, 9, ..., 31 tokens = 468
+    for use_cache in [true, false] {
+        let mut s = session(variants()[1].1.clone(), 3);
+        let settings = GenerationSettings { use_cache, ..greedy(24) };
+        s.start("abcdefgh", &settings).unwrap();
+        let last = run_to_stop(&mut s, &settings);
+        assert_eq!(last.stop, Some(StopReason::MaxNew));
+        assert_eq!(last.generated.len(), 24);
+        assert_eq!(last.counters.cached.kv_rows, 31, "use_cache {use_cache}");
+        assert_eq!(last.counters.naive.kv_rows, 468, "use_cache {use_cache}");
+    }
+}
+
+#[test]
+fn twelve_steps_from_an_empty_cache_compute_78_scores_cached_and_364_naive() {
+    // cached: the query at position i scores i+1 keys: 1 + 2 + ... + 12 = 78
+    // naive:  step t rebuilds the causal triangle t(t+1)/2: sum over t = 1..12 = 364
+    let mut s = session(variants()[0].1.clone(), 4);
+    let settings = greedy(12);
+    s.start("a", &settings).unwrap();
+    let last = run_to_stop(&mut s, &settings);
+    assert_eq!(last.generated.len(), 12);
+    assert_eq!(last.counters.cached.scores, 78);
+    assert_eq!(last.counters.naive.scores, 364);
+}
+
+#[test]
+fn the_no_cache_path_gives_the_same_tokens_and_reports_the_live_difference() {
+    let c = variants()[2].1.clone();
+    let mut with = session(c.clone(), 5);
+    let mut without = session(c, 5);
+    let on = GenerationSettings { rules: RuleSettings { temperature: 0.8, ..RuleSettings::default() }, max_new: 16, ..GenerationSettings::default() };
+    let off = GenerationSettings { use_cache: false, ..on.clone() };
+    with.start("hgfe", &on).unwrap();
+    without.start("hgfe", &off).unwrap();
+    let a = run_to_stop(&mut with, &on);
+    let b = run_to_stop(&mut without, &off);
+    assert_eq!(a.text, b.text);
+    assert!(a.cache_check.is_none());
+    let check = b.cache_check.expect("no-cache steps compare the two paths");
+    assert!(check.max_abs_diff < 1e-4 && check.argmax_agree);
+}
+
+#[test]
+fn kv_bytes_follow_two_layers_kv_heads_positions_head_dim_four() {
+    let c = variants()[1].1.clone(); // 2 layers, 2 KV heads, head_dim 8
+    let mut s = session(c, 6);
+    let settings = greedy(5);
+    let rep = s.start("abc", &settings).unwrap();
+    assert_eq!(rep.kv.len, 3);
+    assert_eq!(rep.kv.bytes, 2 * 2 * 2 * 3 * 8 * 4);
+    let rep = s.step(&settings).unwrap();
+    assert_eq!(rep.kv.len, 4);
+    assert_eq!(rep.kv.bytes, 2 * 2 * 2 * 4 * 8 * 4);
+}
+
+#[test]
+fn rewinding_restores_the_distribution_and_the_draw() {
+    let mut s = session(variants()[1].1.clone(), 8);
+    let settings = GenerationSettings { rules: RuleSettings { temperature: 1.5, ..RuleSettings::default() }, max_new: 20, ..GenerationSettings::default() };
+    s.start("abab", &settings).unwrap();
+    let first: Vec<_> = (0..10).map(|_| s.step(&settings).unwrap()).collect();
+    let back = s.rewind(4, &settings).unwrap();
+    assert_eq!(back.generated.len(), 4);
+    assert_eq!(back.kv.len, 4 + 4);
+    // The pending distribution is the one step 5 drew from, to the last bit of f32 arithmetic.
+    let (was, now) = (&first[4].distribution.raw_top, &back.distribution.raw_top);
+    for (a, b) in was.iter().zip(now) {
+        assert_eq!(a.id, b.id);
+        assert!((a.prob - b.prob).abs() < 1e-6);
+    }
+    // And the RNG is back where it was: the same tokens follow.
+    for want in &first[4..] {
+        let got = s.step(&settings).unwrap();
+        assert_eq!(got.chosen.unwrap().id, want.chosen.as_ref().unwrap().id);
+    }
+}
+
+#[test]
+fn a_full_context_stops_or_slides_as_chosen() {
+    let mut c = variants()[0].1.clone();
+    c.context = 10;
+    let mut s = session(c.clone(), 9);
+    let settings = GenerationSettings { max_new: 50, ..greedy(50) };
+    s.start("abcdef", &settings).unwrap();
+    let last = run_to_stop(&mut s, &settings);
+    assert_eq!(last.stop, Some(StopReason::ContextFull));
+    assert_eq!(last.kv.len, 10);
+    assert!(s.start("abcdefghabc", &settings).unwrap_err().message.contains("context"));
+
+    let sliding = GenerationSettings { context_policy: ContextPolicy::Sliding, ..settings };
+    let mut s = session(c, 9);
+    s.start("abcdefghabc", &sliding).unwrap();
+    let last = run_to_stop(&mut s, &sliding);
+    assert_eq!(last.stop, Some(StopReason::MaxNew));
+    assert_eq!(last.generated.len(), 50);
+    assert!(last.kv.len <= 10 && last.kv.dropped > 0);
+}
+
+#[test]
+fn stop_strings_fire_across_token_boundaries() {
+    // Each character is a token, so "cd" can only appear across two tokens.
+    let mut s = session(variants()[0].1.clone(), 10);
+    let settings = GenerationSettings { rules: RuleSettings { temperature: 1.0, ..RuleSettings::default() }, max_new: 400, ..GenerationSettings::default() };
+    s.start("a", &settings).unwrap();
+    let mut stopped = None;
+    for _ in 0..400 {
+        let rep = s.step(&settings).unwrap();
+        if rep.stop.is_some() {
+            stopped = Some(rep);
+            break;
+        }
+    }
+    let rep = stopped.unwrap();
+    let text: String = rep.generated.iter().map(|t| t.text.clone()).collect();
+    let stop = GenerationSettings { stop: vec![text[text.len() - 2..].to_string()], ..settings.clone() };
+    // Re-run with the last two characters as the stop string: it must stop exactly where they first appear.
+    let mut s2 = session(variants()[0].1.clone(), 10);
+    s2.start("a", &stop).unwrap();
+    let last = run_to_stop(&mut s2, &stop);
+    let got: String = last.generated.iter().map(|t| t.text.clone()).collect();
+    assert_eq!(last.stop, Some(StopReason::StopString));
+    assert!(got.ends_with(&stop.stop[0]) && !got[..got.len() - 1].contains(&stop.stop[0]), "{got:?}");
+}
+
+#[test]
+fn one_beam_is_greedy_and_beams_are_ranked_by_normalised_score() {
+    let c = variants()[1].1.clone();
+    let mut s = session(c.clone(), 11);
+    let settings = GenerationSettings { beams: 1, alpha: 0.0, ..greedy(6) };
+    s.start("abc", &settings).unwrap();
+    let beams = s.beam(&settings).unwrap();
+    let mut g = session(c, 11);
+    g.start("abc", &settings).unwrap();
+    let last = run_to_stop(&mut g, &settings);
+    let greedy_ids: Vec<u32> = last.generated.iter().map(|t| t.id).collect();
+    assert_eq!(beams.beams[0].tokens, greedy_ids);
+
+    let wide = GenerationSettings { beams: 4, alpha: 0.7, ..greedy(6) };
+    let report = s.beam(&wide).unwrap();
+    assert_eq!(report.beams.len(), 4);
+    for b in &report.beams {
+        assert!((b.score - b.logprob / (b.length as f64).powf(0.7)).abs() < 1e-12);
+    }
+    assert!(report.beams.windows(2).all(|w| w[0].score >= w[1].score));
+    // The session itself is untouched by the search.
+    let after = s.preview(&settings).unwrap();
+    assert_eq!(after.position, 3);
+}
+
+#[cfg(feature = "ndarray")]
+#[test]
+fn flex_and_ndarray_give_the_same_logits() {
+    use nexttoken::weights::{load_weights, weights_to_bytes};
+    for (name, c) in variants() {
+        let flex = DecoderLm::random(name, c.clone(), 12, BackendKind::Flex).unwrap();
+        let bytes = weights_to_bytes(&flex.model).unwrap();
+        let device = BackendKind::Ndarray.device().unwrap();
+        let model = load_weights(&c, bytes, &device).unwrap();
+        let mut nd = DecoderLm::new(name, c, model, BackendKind::Ndarray).unwrap();
+        let mut flex = flex;
+        let a = flex.forward_naive(&tokens(20)).unwrap();
+        let b = nd.forward_naive(&tokens(20)).unwrap();
+        let diff = a.iter().flatten().zip(b.iter().flatten()).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+        assert!(diff < 1e-5, "{name}: flex vs ndarray differ by {diff}");
+        let check = teacher_forced(&mut nd, &tokens(32), 8).unwrap();
+        assert!(check.max_abs_diff < 1e-4, "{name} on ndarray: {}", check.max_abs_diff);
+    }
+}
+
+#[test]
+fn a_seed_means_the_same_weights_and_another_seed_other_weights() {
+    // Compared through the logits: SafeTensors files may order their tensors differently.
+    let c = variants()[1].1.clone();
+    let logits = |seed| DecoderLm::random("s", c.clone(), seed, BackendKind::Flex).unwrap().forward_naive(&tokens(12)).unwrap();
+    let (a, b, other) = (logits(5), logits(5), logits(6));
+    assert_eq!(a, b);
+    assert_ne!(a, other);
+}

@@ -9,7 +9,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod check_cache;
 pub mod dist;
+pub mod generate;
+mod model_arg;
+pub mod rule_args;
+pub mod train;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -26,6 +31,12 @@ pub struct Cli {
 pub enum Command {
     /// Show how each decoding rule reshapes a next-token distribution.
     Dist(dist::DistArgs),
+    /// Generate text from a model, token by token, with the same rules.
+    Generate(generate::GenerateArgs),
+    /// Compare the KV-cached logits with a full recompute at every position.
+    CheckCache(check_cache::CheckCacheArgs),
+    /// Train the default model on the Shakespeare corpus.
+    Train(train::TrainArgs),
 }
 
 /// Parses the arguments, runs the subcommand, and turns an error into a
@@ -34,6 +45,9 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Dist(args) => dist::run(args),
+        Command::Generate(args) => generate::run(args),
+        Command::CheckCache(args) => check_cache::run(args),
+        Command::Train(args) => train::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -45,20 +45,17 @@ impl ModuleMapper for SeededInit {
 
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
         let std = self.std_for();
-        let mut values = Vec::new();
-        param.map(|t| {
-            let (shape, device) = (t.shape(), t.device());
-            let n = shape.num_elements();
-            values.reserve(n);
-            for _ in 0..n {
-                values.push(match std {
-                    None => 1.0,
-                    Some(s) if s == 0.0 => 0.0,
-                    Some(s) => (self.rng.next_normal() * s) as f32,
-                });
-            }
-            Tensor::from_data(TensorData::new(values, shape), &device)
-        })
+        let current = param.val();
+        let (shape, device) = (current.shape(), current.device());
+        let values: Vec<f32> = (0..shape.num_elements())
+            .map(|_| match std {
+                None => 1.0,
+                Some(s) if s == 0.0 => 0.0,
+                Some(s) => (self.rng.next_normal() * s) as f32,
+            })
+            .collect();
+        // A fresh trainable parameter (from_data marks it as requiring gradients).
+        Param::from_data(TensorData::new(values, shape), &device)
     }
 }
 

@@ -38,6 +38,11 @@ impl PathCost {
         PathCost { kv_rows: t, scores: t * (t + 1) / 2 }
     }
 
+    /// `self - other` (other must be an earlier reading of the same counter).
+    pub fn minus(self, other: PathCost) -> PathCost {
+        PathCost { kv_rows: self.kv_rows - other.kv_rows, scores: self.scores - other.scores }
+    }
+
     pub fn add(&mut self, other: PathCost) {
         self.kv_rows += other.kv_rows;
         self.scores += other.scores;

@@ -3,7 +3,7 @@
 
 use crate::backend::BackendKind;
 use crate::bail;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::DecoderLm;
 use crate::session::Session;
 use crate::tokenizer::{BpeTokenizer, Tokenizer};
@@ -43,11 +43,11 @@ pub fn session_from_files(manifest_json: &str, weights_bytes: Vec<u8>, tokenizer
 pub fn read_model_files(path: &std::path::Path) -> Result<(String, Vec<u8>, Vec<u8>)> {
     let manifest_path = if path.is_dir() { path.join("model.json") } else { path.to_path_buf() };
     let read = |p: &std::path::Path| {
-        std::fs::read(p).map_err(|e| Error::new(format!("cannot read {}: {e}", p.display())))
+        std::fs::read(p).map_err(|e| crate::error::Error::new(format!("cannot read {}: {e}", p.display())))
     };
     let manifest_bytes = read(&manifest_path)?;
     let manifest_json = String::from_utf8(manifest_bytes)
-        .map_err(|_| Error::new(format!("{} is not UTF-8 text", manifest_path.display())))?;
+        .map_err(|_| crate::error::Error::new(format!("{} is not UTF-8 text", manifest_path.display())))?;
     let manifest = Manifest::parse(&manifest_json)?;
     let dir = manifest_path.parent().unwrap_or(std::path::Path::new("."));
     let weights_bytes = read(&dir.join(&manifest.weights))?;

@@ -152,8 +152,12 @@ pub fn entropy_curve(raw: &[f64]) -> Vec<CurvePoint> {
         .collect()
 }
 
-pub fn token_view(tok: &dyn Tokenizer, id: u32, logit: f64, prob: f64) -> TokenView {
-    TokenView { id, text: tok.id_to_piece(id), display: tok.display(id), logit, prob }
+/// A token's decoded text and its visible form, from a tokenizer or a table.
+pub type Describer<'a> = &'a dyn Fn(u32) -> (String, String);
+
+/// The describer of a tokenizer.
+pub fn describer(tok: &dyn Tokenizer) -> impl Fn(u32) -> (String, String) + '_ {
+    move |id| (tok.id_to_piece(id), tok.display(id))
 }
 
 fn stage_view(stage: &Stage, top: &[usize]) -> StageView {
@@ -180,13 +184,19 @@ pub fn describe(
     top_n: usize,
     position: usize,
     curve: Vec<CurvePoint>,
-    tok: &dyn Tokenizer,
+    names: Describer,
 ) -> Result<(Distribution, Vec<f64>)> {
     let stages = rules::run_pipeline(raw, history, settings)?;
     let alone = rules::run_rules_alone(raw, settings)?;
     let top = top_indices(raw, top_n);
     let raw_probs = &stages[0].probs;
-    let raw_top = top.iter().map(|&i| token_view(tok, i as u32, raw[i], raw_probs[i])).collect();
+    let raw_top = top
+        .iter()
+        .map(|&i| {
+            let (text, display) = names(i as u32);
+            TokenView { id: i as u32, text, display, logit: raw[i], prob: raw_probs[i] }
+        })
+        .collect();
     let final_probs = stages.last().expect("the pipeline has a final stage").probs.clone();
     let dist = Distribution {
         position,

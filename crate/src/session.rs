@@ -112,6 +112,8 @@ pub struct Session {
     cache_check: Option<CacheCheck>,
     /// Tokens at the front of the history that the sliding window dropped.
     dropped: usize,
+    /// Model work done by beam searches, which the generation's counters leave out.
+    beam_work: Counters,
 }
 
 impl Session {
@@ -132,6 +134,7 @@ impl Session {
             naive_shadow: PathCost::default(),
             cache_check: None,
             dropped: 0,
+            beam_work: Counters::default(),
         })
     }
 
@@ -161,6 +164,11 @@ impl Session {
         &self.pending
     }
 
+    /// The index in the sequence of the token the pending logits predict.
+    pub fn pending_position(&self) -> usize {
+        self.dropped + self.model.cache_len()
+    }
+
     /// Tokenises the prompt, resets cache, counters and RNG, and prefills.
     pub fn start(&mut self, prompt: &str, settings: &GenerationSettings) -> Result<StepReport> {
         let ids = self.tokenizer.encode(prompt)?;
@@ -187,6 +195,7 @@ impl Session {
         self.rng = Rng::new(settings.seed);
         self.stopped = None;
         self.naive_shadow = PathCost::default();
+        self.beam_work = Counters::default();
         self.refill(settings.use_cache)?;
         self.report(settings, None)
     }
@@ -251,10 +260,14 @@ impl Session {
         settings.validate(self.model.info().vocab_size)?;
         let history = self.history();
         let pending = self.pending.clone();
+        let before = self.model.counters();
         let window = &history[self.dropped..];
         let rep = beam::search(self.model.as_mut(), self.tokenizer.as_ref(), window, &pending, settings);
         // Whatever the search did to the cache, put the session's state back.
         self.restore_pending()?;
+        let after = self.model.counters();
+        self.beam_work.cached.add(after.cached.minus(before.cached));
+        self.beam_work.naive.add(after.naive.minus(before.naive));
         rep
     }
 
@@ -271,9 +284,9 @@ impl Session {
             &self.history(),
             &settings.rules,
             settings.top_n,
-            self.dropped + self.model.cache_len(),
+            self.pending_position(),
             self.curve.clone(),
-            self.tokenizer.as_ref(),
+            &report::describer(self.tokenizer.as_ref()),
         )
     }
 
@@ -306,7 +319,11 @@ impl Session {
             return self.refill(true);
         }
         self.model.truncate(history.len() - 1 - self.dropped);
-        self.run_new_tokens(&history[history.len() - 1..], true)
+        // A full recompute would have nothing to redo here: keep its count as it was.
+        let shadow = self.naive_shadow;
+        let result = self.run_new_tokens(&history[history.len() - 1..], true);
+        self.naive_shadow = shadow;
+        result
     }
 
     /// Runs tokens after the cached ones, makes their last logits pending,
@@ -352,10 +369,13 @@ impl Session {
         None
     }
 
+    /// Work of this generation: the model's own count, less the beam
+    /// searches', plus what recomputing would have cost for cached steps.
     pub fn counters(&self) -> Counters {
-        let mut c = self.model.counters();
-        c.naive.add(self.naive_shadow);
-        c
+        let model = self.model.counters();
+        let mut naive = model.naive.minus(self.beam_work.naive);
+        naive.add(self.naive_shadow);
+        Counters { cached: model.cached.minus(self.beam_work.cached), naive }
     }
 
     fn report(&self, settings: &GenerationSettings, chosen: Option<ChosenToken>) -> Result<StepReport> {

@@ -115,3 +115,83 @@ impl Playground {
         to_js(&summary)
     }
 }
+
+#[wasm_bindgen]
+impl Playground {
+    /// The raw logits of the next position, for a `Previewer` on the page's thread.
+    pub fn pending_logits(&self) -> Vec<f32> {
+        self.session.pending_logits().iter().map(|&z| z as f32).collect()
+    }
+
+    /// Every token so far (prompt then generated): what the penalties look at.
+    pub fn history(&self) -> Vec<u32> {
+        self.session.history()
+    }
+
+    pub fn pending_position(&self) -> usize {
+        self.session.pending_position()
+    }
+
+    /// Each vocabulary entry's decoded text, by id.
+    pub fn vocab_text(&self) -> Vec<String> {
+        let tok = self.session.tokenizer();
+        (0..tok.vocab_size() as u32).map(|id| tok.id_to_piece(id)).collect()
+    }
+
+    /// Each vocabulary entry's visible form (␣ ↵ ⇥, <0xNN>), by id.
+    pub fn vocab_display(&self) -> Vec<String> {
+        let tok = self.session.tokenizer();
+        (0..tok.vocab_size() as u32).map(|id| tok.display(id)).collect()
+    }
+}
+
+/// The decoding rules alone, for the page's own thread: a slider move is
+/// answered from the last raw logits without a round trip to the worker,
+/// so every panel repaints in the same frame.
+#[wasm_bindgen]
+pub struct Previewer {
+    text: Vec<String>,
+    display: Vec<String>,
+    raw: Vec<f64>,
+    history: Vec<u32>,
+    position: usize,
+    curve: Vec<crate::report::CurvePoint>,
+}
+
+#[wasm_bindgen]
+impl Previewer {
+    /// `text` and `display`: every token's decoded text and visible form, by id
+    /// (from `Playground.vocab_text()` / `vocab_display()`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(text: Vec<String>, display: Vec<String>) -> Result<Previewer, JsValue> {
+        if text.len() != display.len() || text.is_empty() {
+            return Err(js_sys::Error::new("Previewer: text and display must list the same, non-empty vocabulary").into());
+        }
+        Ok(Previewer { text, display, raw: Vec::new(), history: Vec::new(), position: 0, curve: Vec::new() })
+    }
+
+    /// The state after a step: the pending raw logits, the history, the position.
+    pub fn set_state(&mut self, raw: Vec<f32>, history: Vec<u32>, position: usize) -> Result<(), JsValue> {
+        if raw.len() != self.text.len() {
+            return Err(js_sys::Error::new(&format!("Previewer: {} logits for a vocabulary of {}", raw.len(), self.text.len())).into());
+        }
+        self.raw = raw.iter().map(|&z| z as f64).collect();
+        self.history = history;
+        self.position = position;
+        self.curve = crate::report::entropy_curve(&self.raw);
+        Ok(())
+    }
+
+    /// The same Distribution `Playground.preview` returns, computed here.
+    pub fn preview(&self, settings_js: JsValue) -> Result<JsValue, JsValue> {
+        if self.raw.is_empty() {
+            return Err(js_sys::Error::new("Previewer: no logits yet (call set_state after a step)").into());
+        }
+        let s = settings(settings_js)?;
+        s.validate(self.raw.len()).map_err(err)?;
+        let names = |id: u32| (self.text[id as usize].clone(), self.display[id as usize].clone());
+        let (dist, _) = crate::report::describe(&self.raw, &self.history, &s.rules, s.top_n, self.position, self.curve.clone(), &names)
+            .map_err(err)?;
+        to_js(&dist)
+    }
+}

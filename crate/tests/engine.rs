@@ -229,9 +229,12 @@ fn one_beam_is_greedy_and_beams_are_ranked_by_normalised_score() {
         assert!((b.score - b.logprob / (b.length as f64).powf(0.7)).abs() < 1e-12);
     }
     assert!(report.beams.windows(2).all(|w| w[0].score >= w[1].score));
-    // The session itself is untouched by the search.
+    // The session itself is untouched by the search, its work counters included.
     let after = s.preview(&settings).unwrap();
     assert_eq!(after.position, 3);
+    let rep = s.step(&settings).unwrap();
+    assert_eq!(rep.counters.cached.kv_rows, 3 + 1);
+    assert_eq!(rep.counters.naive.kv_rows, 3 + 4);
 }
 
 #[cfg(feature = "ndarray")]

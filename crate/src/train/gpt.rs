@@ -117,10 +117,13 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, f64, f64, f64, Option<f6
 
 /// Trains from scratch, or resumes from `checkpoint_dir` when it holds a
 /// checkpoint of the same options and config. Writes a checkpoint every
-/// `eval_every` steps. Returns the trained model (without autodiff) and its log.
+/// `eval_every` steps. Stops after step `stop_after` (at most `options.steps`:
+/// the schedule stays that of the whole run). Returns the trained model
+/// (without autodiff) and its log.
 pub fn train(
     config: &ModelConfig,
     options: &TrainOptions,
+    stop_after: usize,
     train_ids: &[u32],
     val_ids: &[u32],
     checkpoint_dir: &Path,
@@ -159,7 +162,8 @@ pub fn train(
     let seconds_before = log.seconds;
     let first_step = log.step;
     let (mut period_loss, mut period_steps) = (0.0, 0usize);
-    for step in first_step..options.steps {
+    let last_step = stop_after.min(options.steps);
+    for step in first_step..last_step {
         let (x, y) = sample_batch(train_ids, b, t, &mut rng, &device);
         let logits = model.forward(config, x, 0, None, false).reshape([b * t, v]);
         let loss = loss_fn.forward(logits, y);
@@ -178,7 +182,7 @@ pub fn train(
         let rate = ((log.step - first_step) * b * t) as f64 / elapsed.max(1e-9);
         let left = (options.steps - log.step) as f64 * (b * t) as f64 / rate.max(1e-9);
         let mut val = None;
-        if log.step % options.eval_every == 0 || log.step == options.steps {
+        if log.step % options.eval_every == 0 || log.step == last_step {
             let train_loss = period_loss / period_steps as f64;
             let v = evaluate(&model.valid(), config, val_ids, t, options.eval_windows, &device.clone().without_autodiff())?;
             log.train_loss.push((log.step, train_loss));

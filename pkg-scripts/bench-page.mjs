@@ -1,21 +1,33 @@
-// Browser benchmark of the page (a skeleton to grow): in headless Chromium,
-// with the real wasm engine, it measures
-//   - slider move -> repaint (the page's own __ntpPerf record: the time from
-//     the input event to the frame after the repaint), and
+// Browser benchmark of the page: in headless Chromium, with the real wasm
+// engine, it measures
+//   - keyboard slider move -> repaint: the page's own __ntpPerf record, from the
+//     input event's timeStamp to the first animation-frame callback after the
+//     DOM holds the new numbers (the frame that paints them). Moves are
+//     ArrowRight/ArrowLeft presses on the focused temperature slider, one at a
+//     time (each waits for its record).
+//   - rules + render for V = 49,152 (bench only, nothing of it ships): a wasm
+//     Previewer built in the page with 49,152 synthetic token names and random
+//     logits; per move, preview() + the distribution, rules and entropy panels
+//     painted into a scratch copy of those panels, then the time to the next
+//     animation frame. Reported: preview() alone, preview() + render (both
+//     synchronous), and start -> next animation frame.
 //   - one Step click -> the URL says one more token (a model call and a repaint).
 // Speed targets live here and in BENCHMARKS.md, never in the tests.
 //
-// Usage: node pkg-scripts/bench-page.mjs [model] [moves] [steps]   (after pkg-scripts/build)
+// Usage: node pkg-scripts/bench-page.mjs [model] [moves] [steps] [bigMoves]   (after pkg-scripts/build)
+//   bigMoves: moves of the V = 49,152 measurement (0 skips it; default 60)
 
 import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
 
-const [model = "logits10", movesArg = "40", stepsArg = "20"] = process.argv.slice(2);
+const [model = "logits10", movesArg = "200", stepsArg = "20", bigMovesArg = "60"] = process.argv.slice(2);
 const moves = Number(movesArg);
 const steps = Number(stepsArg);
-if (!Number.isInteger(moves) || moves < 1 || !Number.isInteger(steps) || steps < 0) {
-  console.error("usage: node pkg-scripts/bench-page.mjs [model] [moves >= 1] [steps >= 0]");
+const bigMoves = Number(bigMovesArg);
+if (!Number.isInteger(moves) || moves < 1 || !Number.isInteger(steps) || steps < 0 || !Number.isInteger(bigMoves) || bigMoves < 0) {
+  console.error("usage: node pkg-scripts/bench-page.mjs [model] [moves >= 1] [steps >= 0] [bigMoves >= 0]");
   process.exit(2);
 }
+const BIG_VOCAB = 49152;
 
 /**
  * Median and 95th percentile of a list of milliseconds.
@@ -33,18 +45,30 @@ try {
   const { page, errors } = await openPage(browser, new URL(`index.html?model=${encodeURIComponent(model)}`, server.url).href);
   await waitForReady(page);
 
-  // Alternate between two temperatures so every move changes the distribution.
+  // The main-thread previewer becomes ready shortly after the model; measure
+  // the page as a student meets it a moment after loading.
+  const local = await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 })
+    .then(() => true, () => false);
+  await page.evaluate(() => { window.__ntpPerf.length = 0; });
+  // Keyboard moves on the temperature slider, alternating up and down, so
+  // every move changes the distribution.
+  await page.focus("#ctl-temperature-range");
   for (let i = 0; i < moves; i++) {
     const before = await page.evaluate(() => window.__ntpPerf.length);
-    await page.evaluate((v) => {
-      const range = /** @type {HTMLInputElement} */ (document.querySelector("#ctl-temperature-range"));
-      range.value = String(v);
-      range.dispatchEvent(new Event("input", { bubbles: true }));
-    }, i % 2 ? 0.7 : 1.3);
+    await page.keyboard.press(i % 2 ? "ArrowLeft" : "ArrowRight");
     await page.waitForFunction((n) => window.__ntpPerf.length > n, before, { timeout: 10000 });
   }
   const paints = await page.evaluate(() => window.__ntpPerf.slice());
-  console.log(`slider -> repaint (${model}): ${summarize(paints)}`);
+  const source = await page.evaluate(() => document.body.dataset.previewSource);
+  console.log(`keyboard slider move -> frame with the new paint (${model}, V = ${await page.evaluate(() => document.querySelector("#model-facts").textContent.split(" · ")[1])}, `
+    + `preview on the ${source === "local" ? "page's thread" : "worker"}${local ? "" : "; main-thread previewer never became ready"}): ${summarize(paints)}`);
+
+  if (bigMoves > 0) {
+    const big = await page.evaluate(measureBigVocab, { vocab: BIG_VOCAB, moves: bigMoves });
+    console.log(`V = ${BIG_VOCAB} (synthetic, bench only), preview() alone: ${summarize(big.preview)}`);
+    console.log(`V = ${BIG_VOCAB} (synthetic, bench only), rules + render (preview() + dist, rules, entropy panels, synchronous): ${summarize(big.sync)}`);
+    console.log(`V = ${BIG_VOCAB} (synthetic, bench only), start -> next animation frame: ${summarize(big.frame)}`);
+  }
 
   const stepTimes = [];
   for (let i = 0; i < steps; i++) {
@@ -65,4 +89,70 @@ try {
 } finally {
   await browser.close();
   await server.close();
+}
+
+/**
+ * Runs in the page: a Previewer over a synthetic vocabulary of `vocab` tokens
+ * with seeded random logits and a 64-token history, and per move preview() +
+ * the three distribution panels painted into a scratch copy of the panels.
+ * @param {{ vocab: number, moves: number }} arg
+ * @returns {Promise<{ preview: number[], sync: number[], frame: number[] }>}
+ */
+async function measureBigVocab({ vocab, moves }) {
+  const wasm = await import("./pkg/nexttoken.js");
+  await wasm.default();
+  const { renderDist } = await import("./render/dist.js");
+  const { renderRules } = await import("./render/rules.js");
+  const { renderEntropy } = await import("./render/entropy.js");
+  const { makeDefaultSettings, toEngineSettings } = await import("./state/settings.js");
+
+  let seed = 12345;
+  const random = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed / 2 ** 32; };
+  const text = Array.from({ length: vocab }, (_, i) => ` tok${i}`);
+  const display = text.map((t) => t.replace(/ /g, "\u2423"));
+  // Logits roughly like a language model's: a few strong candidates over a broad floor.
+  const logits = Float32Array.from({ length: vocab }, () => 4 * (random() + random() + random() - 1.5) + (random() < 0.001 ? 8 : 0));
+  const history = Uint32Array.from({ length: 64 }, () => Math.floor(random() * vocab));
+  const previewer = new wasm.Previewer(text, display);
+  previewer.set_state(logits, history, history.length);
+
+  // Scratch panels, visible, styled like the page's.
+  const scratch = document.createElement("div");
+  const bodies = ["dist", "rules", "entropy"].map((name) => {
+    const section = document.createElement("section");
+    section.className = "panel";
+    section.id = `bench-${name}`;
+    const body = document.createElement("div");
+    body.className = "body";
+    section.append(body);
+    scratch.append(section);
+    return body;
+  });
+  document.body.append(scratch);
+
+  const base = { ...makeDefaultSettings(), top_k: 50, top_p: 0.9, min_p: 0.02, repetition_penalty: 1.2 };
+  const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r(performance.now())));
+  const out = { preview: [], sync: [], frame: [] };
+  await nextFrame();
+  for (let i = 0; i < moves; i++) {
+    const temperature = i % 2 ? 0.7 : 1.3;
+    const settings = toEngineSettings({ ...base, temperature });
+    const t0 = performance.now();
+    const distribution = previewer.preview(settings);
+    const t1 = performance.now();
+    renderDist(bodies[0], { distribution, chosen: null, banned: new Set(), bias: new Map() });
+    renderRules(bodies[1], { distribution, order: base.order });
+    renderEntropy(bodies[2], { distribution, temperature, vocabSize: vocab });
+    void bodies[2].offsetHeight; // layout now, as the frame would
+    const t2 = performance.now();
+    const t3 = await nextFrame();
+    out.preview.push(t1 - t0);
+    out.sync.push(t2 - t0);
+    out.frame.push(t3 - t0);
+    // the next move starts in a fresh task, as a key press would
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  scratch.remove();
+  previewer.free();
+  return out;
 }

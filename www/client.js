@@ -5,6 +5,10 @@
  * @typedef {Object} ClientHooks
  * @property {(loaded: number, total: number, what: string) => void} onProgress
  * @property {(message: string, crashed: boolean) => void} onFatal   the worker died (the next request starts a new one)
+ * @property {(msg: { vocab?: { text: string[], display: string[] }, pending?: object }) => void} onEngineState
+ *   every message that says what the worker's engine now holds (a model's vocabulary, the
+ *   pending logits after a report), in the order the worker sent them, stale or not: the
+ *   last one is the worker's state, whoever asked
  */
 
 export class EngineClient {
@@ -57,6 +61,7 @@ export class EngineClient {
    * @param {{ id: number, type: string, [k: string]: any }} msg
    */
   receive(msg) {
+    if (msg.vocab || msg.pending) this.hooks.onEngineState(msg);
     const p = this.pending.get(msg.id);
     if (!p) return; // a reply to a request we gave up on: stale, drop it
     if (msg.type === "progress") { this.hooks.onProgress(msg.loaded, msg.total, msg.what); return; }

@@ -25,6 +25,7 @@ const GROUPS = [
  * @param {HTMLElement} root
  * @param {Record<string, any>} settings initial values
  * @param {(key: string, value: any, startedAt: number) => void} onChange a valid change
+ *   (startedAt: the input event's timeStamp)
  * @returns {ControlsApi}
  */
 export function buildControls(root, settings, onChange) {
@@ -70,10 +71,13 @@ export function buildControls(root, settings, onChange) {
       if (from === range) num.value = String(v); else range.value = String(v);
       onChange(c.key, v, startedAt);
     };
-    range.addEventListener("input", () => accept(range.value, range, performance.now()));
+    // startedAt is the event's timeStamp (same clock as performance.now()):
+    // the page's input-to-paint record starts when the input happened, not
+    // when its handler got to run.
+    range.addEventListener("input", (e) => accept(range.value, range, e.timeStamp));
     // Re-running the model on every keystroke of a seed would be wasted work:
     // such a box commits on Enter or when it loses focus.
-    num.addEventListener(c.noSlider ? "change" : "input", () => accept(num.value, num, performance.now()));
+    num.addEventListener(c.noSlider ? "change" : "input", (e) => accept(num.value, num, e.timeStamp));
     num.addEventListener("blur", () => { num.value = String(good); num.removeAttribute("aria-invalid"); });
     fields.set(c.key, { set, msg, range, num });
   }
@@ -85,7 +89,7 @@ export function buildControls(root, settings, onChange) {
     for (const [v, text] of c.options) select.append(makeEl("option", { value: v }, text));
     box.append(makeEl("label", { for: id }, c.label), select);
     sets.get(c.group).append(box);
-    select.addEventListener("change", () => onChange(c.key, select.value, performance.now()));
+    select.addEventListener("change", (e) => onChange(c.key, select.value, e.timeStamp));
     fields.set(c.key, { set: (v) => { select.value = v; }, msg: makeEl("span") });
   }
 
@@ -96,7 +100,7 @@ export function buildControls(root, settings, onChange) {
     box.append(makeEl("label", { for: "ctl-stop" }, "Stop strings"), area,
       makeEl("small", { class: "help", id: "ctl-stop-help" }, "one per line; write a newline as \\n"));
     sets.get("run").append(box);
-    area.addEventListener("change", () => onChange("stop", parseStopText(area.value), performance.now()));
+    area.addEventListener("change", (e) => onChange("stop", parseStopText(area.value), e.timeStamp));
     fields.set("stop", { set: (v) => { if (document.activeElement !== area) area.value = formatStopText(v); }, msg: makeEl("span") });
   }
   // Bans and biases: chips, added by clicking tokens in the distribution.

@@ -1,7 +1,9 @@
 // The page's controller: it owns the view state (mirrored in the URL), talks
-// to the engine worker, and repaints the panels once per animation frame.
+// to the engine worker, and repaints the panels once per animation frame, or
+// at once when a slider move is answered on this thread (local-preview.js).
 
 import { EngineClient, EngineError } from "./client.js";
+import { LocalPreviewer } from "./local-preview.js";
 import { buildControls } from "./controls.js";
 import { loadCatalogue } from "./models.js";
 import { parseQuery, formatQuery, PANEL_KEYS } from "./state/url.js";
@@ -16,7 +18,11 @@ import { renderTrain } from "./render/train.js";
 import { makeEl, setText } from "./render/dom.js";
 import { savePanelSvg, savePanelPng } from "./figure.js";
 
-/** Input-to-paint times of slider moves, in ms (read by the browser benchmark). */
+/**
+ * Input-to-paint times of slider moves, in ms (read by the browser benchmark):
+ * from the input event's timeStamp to the first animation-frame callback
+ * after the DOM holds the new numbers (the frame that paints them).
+ */
 window.__ntpPerf = window.__ntpPerf || [];
 
 const COURSE_LOGITS = [3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.5];
@@ -45,9 +51,18 @@ let crashes = [];
 /** Preview start times waiting for their paint (for __ntpPerf). */
 let perfWaiting = [];
 
+/** The rules on this thread, fed by the worker's reports. */
+// <body data-local-preview> says whether slider moves are answered here
+// (tests wait for it; the worker answers until then).
+const local = new LocalPreviewer((ready) => { document.body.dataset.localPreview = String(ready); });
+
 const client = new EngineClient(new URL("./worker.js", import.meta.url), {
   onProgress: showProgress,
   onFatal: recoverFromCrash,
+  onEngineState: (msg) => {
+    if (msg.vocab) local.setVocab(msg.vocab.text, msg.vocab.display);
+    if (msg.pending) local.setState(msg.pending);
+  },
 });
 
 // ---------------------------------------------------------------- messages
@@ -126,6 +141,7 @@ function currentPrompt() {
 async function loadModel() {
   const entry = currentModel();
   client.dropStale(); // an unfinished replay for the old model stops here
+  local.invalidate(); // until the new model's vocabulary comes, previews go to the worker
   view.ready = false;
   view.beam = null;
   view.train = null;
@@ -195,6 +211,7 @@ async function replay() {
  * @param {any} report
  */
 function takeReport(report) {
+  localPreviewWanted = false; // the report is newer than a preview still waiting for its frame
   view.userStopped = false;
   state.next = !report.chosen;
   view.report = report;
@@ -264,19 +281,76 @@ async function doReset() {
 }
 
 /**
- * Re-run the rules on the pending logits (no model call) and repaint.
- * @param {number} [startedAt] performance.now() of the input event
+ * Re-run the rules on the pending logits (no model call) and repaint: on this
+ * thread when the local Previewer holds the worker's state, else in the worker.
+ * @param {number} [startedAt] the input event's timeStamp
  */
 async function doPreview(startedAt) {
   if (!view.ready || !view.report) return;
+  if (local.ready) {
+    // A run draws its next tokens with the new rules: the worker must hear of them.
+    if (view.running) client.preview(engineSettings()).catch(() => {});
+    previewHere(startedAt);
+    return;
+  }
   try {
     const msg = await client.preview(engineSettings());
     if (!msg) return; // superseded by a newer preview
-    view.distribution = msg.distribution;
-    view.chosen = null;
-    if (!state.next) { state.next = true; updateUrl(); }
+    showPreview(msg.distribution, "worker");
     if (startedAt !== undefined) perfWaiting.push(startedAt);
     scheduleRender();
+  } catch (err) { sayEngineError(err); }
+}
+
+/**
+ * A preview's Distribution becomes the view.
+ * @param {any} distribution
+ * @param {"local"|"worker"} source
+ */
+function showPreview(distribution, source) {
+  // <body data-preview-source>: which thread computed the numbers shown (tests read it).
+  document.body.dataset.previewSource = source;
+  view.distribution = distribution;
+  view.chosen = null;
+  if (!state.next) { state.next = true; updateUrl(); }
+}
+
+/** A local preview waits for renderAll (set when the paint is coalesced into a frame). */
+let localPreviewWanted = false;
+/** Milliseconds of synchronous preview painting in the current frame. */
+let frameWorkMs = 0;
+let frameWorkResetQueued = false;
+/**
+ * Past this much synchronous painting in one frame, further moves in that
+ * frame are coalesced into one paint at the next frame (a keyboard repeat or
+ * a dragged slider can fire several inputs per frame on a large vocabulary).
+ */
+const SYNC_PAINT_BUDGET_MS = 8;
+
+/**
+ * Preview on this thread: paint in this input task, unless this frame has
+ * already spent its budget on earlier moves.
+ * @param {number} [startedAt]
+ */
+function previewHere(startedAt) {
+  if (startedAt !== undefined) perfWaiting.push(startedAt);
+  localPreviewWanted = true;
+  if (frameWorkMs > SYNC_PAINT_BUDGET_MS) { scheduleRender(); return; }
+  const t0 = performance.now();
+  renderAll();
+  frameWorkMs += performance.now() - t0;
+  if (!frameWorkResetQueued) {
+    frameWorkResetQueued = true;
+    requestAnimationFrame(() => { frameWorkMs = 0; frameWorkResetQueued = false; });
+  }
+}
+
+/** Run the waiting local preview into the view (a bad setting is said, the old numbers stay). */
+function takeLocalPreview() {
+  localPreviewWanted = false;
+  if (!local.ready) return;
+  try {
+    showPreview(local.preview(engineSettings()), "local");
   } catch (err) { sayEngineError(err); }
 }
 
@@ -320,6 +394,7 @@ function recoverFromCrash(message, crashed) {
   crashes.push(now);
   view.running = false;
   view.ready = false;
+  local.invalidate(); // the new worker sends its vocabulary again
   const text = `The engine hit an internal error (${message})`;
   if (crashes.length > 2) {
     say(`${text} again while restoring. Your prompt and settings are kept: change a setting and press Reset, or pick another model.`, "error", "crash");
@@ -430,12 +505,14 @@ let renderQueued = false;
 function scheduleRender() {
   if (renderQueued) return;
   renderQueued = true;
-  requestAnimationFrame(renderAll);
+  // A synchronous renderAll in between has done this frame's work already.
+  requestAnimationFrame(() => { if (renderQueued) renderAll(); });
 }
 
 /** Paint every visible panel from `view`. */
 function renderAll() {
   renderQueued = false;
+  if (localPreviewWanted) takeLocalPreview();
   const shown = new Set(state.panels);
   const d = view.distribution;
   const r = view.report;
@@ -479,8 +556,8 @@ function renderAll() {
   /** @type {HTMLButtonElement} */ ($("#btn-back")).disabled ||= !(r?.generated?.length);
   setText($("#model-facts"), view.info ? describeModel(view.info) : "");
 
-  // The frame after this one comes after the paint: that is when the
-  // student sees the new numbers.
+  // The DOM holds the new numbers now; the next animation frame is the one
+  // that paints them (from a rAF callback, the frame after this one).
   if (perfWaiting.length) {
     const starts = perfWaiting;
     perfWaiting = [];

@@ -8,8 +8,12 @@
 //   stop                            preview { settings }   rewind { n, settings }
 //   beam { settings }   set_logits { logits, prompt, settings }   train { steps, seed }
 // Worker → page: { id, type, ...payload }, type one of
-//   ready { info }   progress { loaded, total, what }   report { kind, ... }
-//   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
+//   ready { info, vocab: { text, display } }   progress { loaded, total, what }
+//   report { kind, ..., pending? }   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
+// Every report that can change the engine's state (step, set_logits, train)
+// carries `pending: { logits: Float32Array, history: Uint32Array, position }`
+// (transferred, not copied): the page's own Previewer re-runs the rules on it
+// when a slider moves, without a round trip here.
 
 import init, { Playground, set_panic_hook } from "./pkg/nexttoken.js";
 
@@ -41,22 +45,22 @@ async function handle(msg) {
   if (type === "stop") return stop(id);
   if (!pg) throw new Error("no model is loaded yet");
   switch (type) {
-    case "reset": return reply(id, { kind: "step", report: pg.start(msg.prompt, msg.settings) });
-    case "step": return reply(id, { kind: "step", report: pg.step(msg.settings) });
+    case "reset": return replyWithState(id, { kind: "step", report: pg.start(msg.prompt, msg.settings) });
+    case "step": return replyWithState(id, { kind: "step", report: pg.step(msg.settings) });
     case "preview":
       // A slider moved during a run: the run goes on with the new rules.
       if (running !== null) runSettings = msg.settings;
       return reply(id, { kind: "preview", distribution: pg.preview(msg.settings) });
     // The settings argument is ignored by a facade whose rewind takes only n.
-    case "rewind": return reply(id, { kind: "step", report: pg.rewind(msg.n, msg.settings) });
+    case "rewind": return replyWithState(id, { kind: "step", report: pg.rewind(msg.n, msg.settings) });
     case "beam": return reply(id, { kind: "beam", beam: pg.beam(msg.settings) });
     case "set_logits": {
       // The facade may restart the prompt (StepReport) or only return the
       // new Distribution; the page accepts either.
       const out = pg.set_logits(Float64Array.from(msg.logits), msg.prompt, msg.settings);
-      return reply(id, out && out.distribution ? { kind: "step", report: out } : { kind: "preview", distribution: out });
+      return replyWithState(id, out && out.distribution ? { kind: "step", report: out } : { kind: "preview", distribution: out });
     }
-    case "train": return reply(id, { kind: "train", result: pg.train_bigram(msg.steps, BigInt(msg.seed ?? 18)) });
+    case "train": return replyWithState(id, { kind: "train", result: pg.train_bigram(msg.steps, BigInt(msg.seed ?? 18)) });
     case "run": return run(id, msg.settings);
     default: throw new Error(`unknown request type "${type}"`);
   }
@@ -69,6 +73,26 @@ async function handle(msg) {
  */
 function reply(id, payload) {
   self.postMessage({ id, type: "report", ...payload });
+}
+
+/**
+ * Post a report reply with the engine's pending state attached.
+ * @param {number} id
+ * @param {object} payload
+ * @param {object} [extra] more fields (final)
+ */
+function replyWithState(id, payload, extra = {}) {
+  const pending = pendingState();
+  self.postMessage({ id, type: "report", ...payload, ...extra, pending }, [pending.logits.buffer, pending.history.buffer]);
+}
+
+/**
+ * What the page's Previewer needs: the raw logits of the next position, the
+ * token history (for the penalties) and the position.
+ * @returns {{ logits: Float32Array, history: Uint32Array, position: number }}
+ */
+function pendingState() {
+  return { logits: pg.pending_logits(), history: pg.history(), position: pg.pending_position() };
 }
 
 /**
@@ -108,7 +132,8 @@ async function load(id, model) {
     const weights = await fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText));
     pg = Playground.from_files(manifestText, weights, tokenizer);
   }
-  self.postMessage({ id, type: "ready", info: pg.info() });
+  // Once per model: the page's Previewer names tokens from these.
+  self.postMessage({ id, type: "ready", info: pg.info(), vocab: { text: pg.vocab_text(), display: pg.vocab_display() } });
 }
 
 /**
@@ -176,7 +201,7 @@ async function run(id, settings) {
     for (let i = 0; i < settings.max_new; i++) {
       if (stopWanted) { why = "stopped"; break; }
       const report = pg.step(runSettings);
-      self.postMessage({ id, type: "report", kind: "step", report, final: false });
+      replyWithState(id, { kind: "step", report }, { final: false });
       if (report.stop) { why = report.stop; break; }
       await new Promise((resolve) => setTimeout(resolve, 0));
     }

@@ -1,0 +1,141 @@
+// Browser tests of the main-thread preview (www/local-preview.js): a slider
+// move is answered on the page's own thread from the worker's pending logits.
+// The expectation is independent of that path: a separate engine worker, started
+// by the test inside the page, loads the same model, starts the same prompt and
+// answers `preview` for the same settings (the worker protocol, PROTOCOL.md).
+//
+// Run: pkg-scripts/build, then node --test tests/e2e/local-preview.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { existsSync } from "node:fs";
+import { WWW_ROOT, startServer, launchBrowser, openPage, waitForReady } from "./harness.mjs";
+
+/** @type {{ url: string, close: () => Promise<void> }} */
+let server;
+/** @type {import("playwright-core").Browser} */
+let browser;
+
+before(async () => {
+  if (!process.env.NTP_BASE_URL) {
+    assert.ok(existsSync(path.join(WWW_ROOT, "pkg", "nexttoken.js")), "www/pkg is missing: run pkg-scripts/build first");
+  }
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Wait for the pending paints and the URL update (two animation frames). */
+async function settle(page) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/**
+ * The worker's own preview for the page's current settings and prompt: a
+ * fresh engine worker, not the page's, so nothing of the page's state is shared.
+ * @param {import("playwright-core").Page} page
+ * @returns {Promise<any>} the Distribution
+ */
+async function workerPreview(page) {
+  return page.evaluate(async () => {
+    const { parseQuery } = await import("./state/url.js");
+    const { toEngineSettings } = await import("./state/settings.js");
+    const parsed = parseQuery(location.search).state;
+    const settings = toEngineSettings(parsed.settings);
+    const prompt = /** @type {HTMLTextAreaElement} */ (document.querySelector("#prompt")).value;
+    const worker = new Worker(new URL("worker.js", location.href), { type: "module" });
+    const ask = (msg) => new Promise((resolve, reject) => {
+      worker.onmessage = (e) => {
+        if (e.data.id !== msg.id || e.data.type === "progress") return;
+        if (e.data.type === "error") reject(new Error(e.data.message)); else resolve(e.data);
+      };
+      worker.postMessage(msg);
+    });
+    try {
+      await ask({ id: 1, type: "load", model: { builtin: parsed.model } });
+      await ask({ id: 2, type: "reset", prompt, settings });
+      return (await ask({ id: 3, type: "preview", settings })).distribution;
+    } finally {
+      worker.terminate();
+    }
+  });
+}
+
+/** The final probabilities of the top tokens and the p_max the page shows. */
+async function shownNumbers(page) {
+  return page.evaluate(() => ({
+    probs: [...document.querySelectorAll("#p-dist .dist-row .num[data-prob]")].map((e) => Number(e.getAttribute("data-prob"))),
+    pMax: Number(document.querySelector("#p-dist [data-slot=head]").getAttribute("data-pmax")),
+    head: document.querySelector("#p-dist [data-slot=head]").textContent,
+    source: document.body.dataset.previewSource,
+  }));
+}
+
+test("a keyboard slider move is previewed on the page's thread with the worker's numbers", async () => {
+  const { page, errors } = await openPage(browser, new URL("index.html?model=logits10&temperature=0.5&top_k=4", server.url).href);
+  await waitForReady(page);
+  await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
+
+  // five steps of 0.01 up the temperature slider, by keyboard
+  await page.focus("#ctl-temperature-range");
+  for (let i = 0; i < 5; i++) await page.keyboard.press("ArrowRight");
+  await settle(page);
+  assert.equal(new URL(page.url()).searchParams.get("temperature"), "0.55");
+  const shown = await shownNumbers(page);
+  assert.equal(shown.source, "local", "the main-thread previewer answered");
+
+  const expected = await workerPreview(page);
+  const final = expected.stages[expected.stages.length - 1];
+  const expectedProbs = final.top.map((t) => t.prob);
+  const expectedMax = Math.max(...expectedProbs);
+  assert.equal(shown.probs.length, expectedProbs.length);
+  // The page's previewer receives the logits as f32; logits10's values are exact in f32.
+  shown.probs.forEach((p, i) => assert.ok(Math.abs(p - expectedProbs[i]) < 1e-9, `token ${i}: ${p} vs worker ${expectedProbs[i]}`));
+  assert.ok(Math.abs(shown.pMax - expectedMax) < 1e-9, `p_max ${shown.pMax} vs worker ${expectedMax}`);
+  // top_k = 4 keeps four tokens: the rest show probability 0 after the rules
+  assert.equal(shown.probs.filter((p) => p > 0).length, 4);
+  assert.match(shown.head, new RegExp(`p_max = ${expectedMax.toFixed(6).replace(".", "\\.")}`));
+  // (the one thing forgiven: the 404 of an absent models/index.json)
+  assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);
+  await page.close();
+});
+
+test("the panels hold the new numbers in the same task as the input event", async () => {
+  const { page } = await openPage(browser, new URL("index.html?model=logits10&temperature=0.5", server.url).href);
+  await waitForReady(page);
+  await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
+  // No await between the event and the read: only a synchronous paint passes.
+  const head = await page.evaluate(() => {
+    const range = /** @type {HTMLInputElement} */ (document.querySelector("#ctl-temperature-range"));
+    range.value = "1";
+    range.dispatchEvent(new Event("input", { bubbles: true }));
+    return document.querySelector("#p-dist [data-slot=head]").textContent;
+  });
+  // tau = 1 on the course's logits: softmax(3, 2.5, ..., -1.5) has p_max = e^3 / sum
+  const z = [3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.5];
+  const pMax = Math.exp(3) / z.reduce((s, v) => s + Math.exp(v), 0);
+  assert.match(head, new RegExp(`p_max = ${pMax.toFixed(6).replace(".", "\\.")}`));
+  await page.close();
+});
+
+test("a bad value typed in the number box is still refused and the numbers stay", async () => {
+  const { page } = await openPage(browser, new URL("index.html?model=logits10&temperature=0.5", server.url).href);
+  await waitForReady(page);
+  await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
+  await page.focus("#ctl-temperature-range");
+  await page.keyboard.press("ArrowRight"); // 0.51, previewed here
+  await settle(page);
+  const before = await shownNumbers(page);
+  assert.equal(before.source, "local");
+  await page.fill("#ctl-temperature", "150");
+  await settle(page);
+  assert.match(await page.textContent("#ctl-temperature-msg"), /between 0 and 100.*keeping 0\.51/);
+  assert.equal(new URL(page.url()).searchParams.get("temperature"), "0.51");
+  const after = await shownNumbers(page);
+  assert.deepEqual(after.probs, before.probs);
+  await page.close();
+});

@@ -1,0 +1,98 @@
+// The decoding rules on the page's own thread. A slider move only re-runs the
+// rules on the pending raw logits, so the page keeps its own copy of them (sent
+// by the worker with every report) and a wasm `Previewer` that answers in the
+// same input task: no worker round trip, every panel repaints in one frame.
+// Until it is ready (wasm loading, vocabulary not yet received, or no logits
+// yet) `ready` is false and the page asks the worker instead.
+
+/** The wasm module, imported on first use (a failed import leaves the worker path). */
+let enginePromise = null;
+
+function loadEngine() {
+  enginePromise ??= import("./pkg/nexttoken.js").then(async (mod) => {
+    await mod.default(); // the browser has nexttoken_bg.wasm cached from the worker's load
+    return mod;
+  });
+  return enginePromise;
+}
+
+export class LocalPreviewer {
+  /**
+   * @param {(ready: boolean) => void} [onReadyChange] told whenever `ready` flips
+   */
+  constructor(onReadyChange = () => {}) {
+    this.onReadyChange = onReadyChange;
+    this.wasReady = false;
+    /** @type {any} the wasm Previewer of the current vocabulary, or null */
+    this.previewer = null;
+    /** Whether the previewer holds the worker's latest pending logits. */
+    this.hasState = false;
+    /** Counts vocabularies, so a slow wasm import cannot install an old one. */
+    this.generation = 0;
+    /** A state that arrived before the previewer existed. @type {{ logits: Float32Array, history: Uint32Array, position: number }|null} */
+    this.waitingState = null;
+  }
+
+  /** Whether `preview` can answer now. */
+  get ready() {
+    return this.previewer !== null && this.hasState;
+  }
+
+  /** Forget everything (a model is loading, or the worker died). */
+  invalidate() {
+    this.generation++;
+    this.previewer?.free?.();
+    this.previewer = null;
+    this.hasState = false;
+    this.waitingState = null;
+    this.tellReadiness();
+  }
+
+  tellReadiness() {
+    if (this.ready !== this.wasReady) { this.wasReady = this.ready; this.onReadyChange(this.ready); }
+  }
+
+  /**
+   * A new model's vocabulary, from the worker's `ready` message.
+   * @param {string[]} text
+   * @param {string[]} display
+   */
+  setVocab(text, display) {
+    this.invalidate();
+    const generation = this.generation;
+    loadEngine().then((mod) => {
+      if (generation !== this.generation) return;
+      this.previewer = new mod.Previewer(text, display);
+      if (this.waitingState) this.setState(this.waitingState);
+    }).catch((err) => {
+      // The worker path still works; only the fast path is lost.
+      console.warn(`main-thread preview unavailable, using the worker: ${err?.message ?? err}`);
+    });
+  }
+
+  /**
+   * The worker's state after a report: pending raw logits, history, position.
+   * @param {{ logits: Float32Array, history: Uint32Array, position: number }} pending
+   */
+  setState(pending) {
+    if (!this.previewer) { this.waitingState = pending; return; }
+    this.waitingState = null;
+    try {
+      this.previewer.set_state(pending.logits, pending.history, pending.position);
+      this.hasState = true;
+    } catch (err) {
+      this.hasState = false;
+      console.warn(`main-thread preview unavailable, using the worker: ${err?.message ?? err}`);
+    }
+    this.tellReadiness();
+  }
+
+  /**
+   * Run the rules synchronously; throws the engine's readable Error on bad settings.
+   * @param {object} settings engine settings
+   * @returns {any} Distribution, exactly as the worker's preview
+   */
+  preview(settings) {
+    return this.previewer.preview(settings);
+  }
+}

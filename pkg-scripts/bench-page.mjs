@@ -11,6 +11,9 @@
 //     painted into a scratch copy of those panels, then the time to the next
 //     animation frame. Reported: preview() alone, preview() + render (both
 //     synchronous), and start -> next animation frame.
+//   - the browser's floor for that measure: the same key presses on a scratch
+//     input whose handler only changes one text node, timed the same way
+//     (event timeStamp -> first animation-frame callback after the change).
 //   - one Step click -> the URL says one more token (a model call and a repaint).
 // Speed targets live here and in BENCHMARKS.md, never in the tests.
 //
@@ -62,6 +65,9 @@ try {
   const source = await page.evaluate(() => document.body.dataset.previewSource);
   console.log(`keyboard slider move -> frame with the new paint (${model}, V = ${await page.evaluate(() => document.querySelector("#model-facts").textContent.split(" · ")[1])}, `
     + `preview on the ${source === "local" ? "page's thread" : "worker"}${local ? "" : "; main-thread previewer never became ready"}): ${summarize(paints)}`);
+
+  const floor = await measureFloor(page, moves);
+  console.log(`floor: key press -> frame, handler changes one text node (same page, same method): ${summarize(floor)}`);
 
   if (bigMoves > 0) {
     const big = await page.evaluate(measureBigVocab, { vocab: BIG_VOCAB, moves: bigMoves });
@@ -155,4 +161,33 @@ async function measureBigVocab({ vocab, moves }) {
   scratch.remove();
   previewer.free();
   return out;
+}
+
+/**
+ * The same key presses and timing as the slider benchmark, on a scratch input
+ * whose handler only changes one text node: what the browser's own input and
+ * frame scheduling cost, with no page work.
+ * @param {import("playwright-core").Page} page
+ * @param {number} moves
+ * @returns {Promise<number[]>}
+ */
+async function measureFloor(page, moves) {
+  await page.evaluate(() => {
+    const input = document.createElement("input");
+    input.id = "bench-floor";
+    const out = document.createElement("span");
+    document.body.append(input, out);
+    window.__benchFloor = [];
+    input.addEventListener("keydown", (e) => {
+      out.textContent = e.key + window.__benchFloor.length;
+      requestAnimationFrame(() => window.__benchFloor.push(performance.now() - e.timeStamp));
+    });
+  });
+  await page.focus("#bench-floor");
+  for (let i = 0; i < moves; i++) {
+    const before = await page.evaluate(() => window.__benchFloor.length);
+    await page.keyboard.press(i % 2 ? "ArrowLeft" : "ArrowRight");
+    await page.waitForFunction((n) => window.__benchFloor.length > n, before, { timeout: 10000 });
+  }
+  return page.evaluate(() => { document.querySelector("#bench-floor").remove(); return window.__benchFloor.slice(); });
 }

@@ -337,7 +337,8 @@ function previewHere(startedAt) {
   localPreviewWanted = true;
   if (frameWorkMs > SYNC_PAINT_BUDGET_MS) { scheduleRender(); return; }
   const t0 = performance.now();
-  renderAll();
+  // Only the panels a preview changes, unless a full repaint is due anyway.
+  renderAll({ previewOnly: !renderQueued });
   frameWorkMs += performance.now() - t0;
   if (!frameWorkResetQueued) {
     frameWorkResetQueued = true;
@@ -440,7 +441,8 @@ const NO_PREVIEW_KEYS = new Set(["max_new", "stop", "bias_amount", ...BEAM_KEYS]
 function onSetting(key, value, startedAt) {
   state.settings[key] = value;
   updateUrl();
-  scheduleRender();
+  // A move previewed on this thread paints at once; anything else paints next frame.
+  if (!(local.ready && view.ready && view.report) || NO_PREVIEW_KEYS.has(key) || REPLAY_KEYS.has(key)) scheduleRender();
   if (REPLAY_KEYS.has(key)) { if (!view.running) replay().catch(sayEngineError); return; }
   if (BEAM_KEYS.has(key)) { scheduleBeam(); return; }
   if (NO_PREVIEW_KEYS.has(key)) return;
@@ -509,14 +511,19 @@ function scheduleRender() {
   requestAnimationFrame(() => { if (renderQueued) renderAll(); });
 }
 
-/** Paint every visible panel from `view`. */
-function renderAll() {
+/**
+ * Paint every visible panel from `view`.
+ * @param {{ previewOnly?: boolean }} [opts] previewOnly: only the panels a
+ *   preview changes (distribution, rules, entropy); the output, KV cache and
+ *   beam panels draw from the report and the beam search, which it leaves alone
+ */
+function renderAll({ previewOnly = false } = {}) {
   renderQueued = false;
   if (localPreviewWanted) takeLocalPreview();
   const shown = new Set(state.panels);
   const d = view.distribution;
   const r = view.report;
-  if (shown.has("output")) {
+  if (shown.has("output") && !previewOnly) {
     renderOutput($("#p-output .body"), {
       promptTokens: r?.prompt_tokens ?? [], generated: r?.generated ?? [],
       shownStep: null, stop: r?.stop ?? (view.userStopped ? "user" : null), running: view.running,
@@ -533,12 +540,12 @@ function renderAll() {
     renderEntropy($("#p-entropy .body"), { distribution: d, temperature: state.settings.temperature,
       vocabSize: view.info?.vocab_size ?? 2 });
   }
-  if (shown.has("kv")) {
+  if (shown.has("kv") && !previewOnly) {
     renderKv($("#p-kv .body"), { kv: r?.kv ?? null, counters: r?.counters ?? null,
       cacheCheck: r?.cache_check ?? null, useCache: state.settings.use_cache });
   }
-  if (shown.has("beam")) renderBeam($("#p-beam .body"), { beam: view.beam, busy: view.beamBusy });
-  if (state.model === "bigram-abc") renderTrain($("#train-result"), { result: view.train, busy: view.trainBusy });
+  if (shown.has("beam") && !previewOnly) renderBeam($("#p-beam .body"), { beam: view.beam, busy: view.beamBusy });
+  if (state.model === "bigram-abc" && !previewOnly) renderTrain($("#train-result"), { result: view.train, busy: view.trainBusy });
 
   setText($("#btn-run"), view.running ? "Stop" : "Run");
   $("#btn-run").setAttribute("aria-pressed", String(view.running));

@@ -11,6 +11,8 @@
 //     painted into a scratch copy of those panels, then the time to the next
 //     animation frame. Reported: preview() alone, preview() + render (both
 //     synchronous), and start -> next animation frame.
+//     Also the page's own work per move: event timeStamp -> the page's input
+//     handler done (the DOM holds the new numbers).
 //   - the browser's floor for that measure: the same key presses on a scratch
 //     input whose handler only changes one text node, timed the same way
 //     (event timeStamp -> first animation-frame callback after the change).
@@ -52,7 +54,14 @@ try {
   // the page as a student meets it a moment after loading.
   const local = await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 })
     .then(() => true, () => false);
-  await page.evaluate(() => { window.__ntpPerf.length = 0; });
+  // The page's own work per move: a listener added after the page's on the
+  // same slider runs once the page's handler is done (event timeStamp -> DOM updated).
+  await page.evaluate(() => {
+    window.__ntpPerf.length = 0;
+    window.__benchWork = [];
+    document.querySelector("#ctl-temperature-range")
+      .addEventListener("input", (e) => window.__benchWork.push(performance.now() - e.timeStamp));
+  });
   // Keyboard moves on the temperature slider, alternating up and down, so
   // every move changes the distribution.
   await page.focus("#ctl-temperature-range");
@@ -62,10 +71,12 @@ try {
     await page.waitForFunction((n) => window.__ntpPerf.length > n, before, { timeout: 10000 });
   }
   const paints = await page.evaluate(() => window.__ntpPerf.slice());
+  const work = await page.evaluate(() => window.__benchWork.slice());
   const source = await page.evaluate(() => document.body.dataset.previewSource);
   console.log(`keyboard slider move -> frame with the new paint (${model}, V = ${await page.evaluate(() => document.querySelector("#model-facts").textContent.split(" · ")[1])}, `
     + `preview on the ${source === "local" ? "page's thread" : "worker"}${local ? "" : "; main-thread previewer never became ready"}): ${summarize(paints)}`);
 
+  console.log(`  of which the page's work (event -> DOM updated, in the input task): ${summarize(work)}`);
   const floor = await measureFloor(page, moves);
   console.log(`floor: key press -> frame, handler changes one text node (same page, same method): ${summarize(floor)}`);
 

@@ -29,7 +29,7 @@ export class LocalPreviewer {
     this.hasState = false;
     /** Counts vocabularies, so a slow wasm import cannot install an old one. */
     this.generation = 0;
-    /** A state that arrived before the previewer existed. @type {{ logits: Float32Array, history: Uint32Array, position: number }|null} */
+    /** A state that arrived before the previewer existed. @type {{ logits: Float64Array, history: Uint32Array, position: number }|null} */
     this.waitingState = null;
   }
 
@@ -72,7 +72,7 @@ export class LocalPreviewer {
 
   /**
    * The worker's state after a report: pending raw logits, history, position.
-   * @param {{ logits: Float32Array, history: Uint32Array, position: number }} pending
+   * @param {{ logits: Float64Array, history: Uint32Array, position: number }} pending
    */
   setState(pending) {
     if (!this.previewer) { this.waitingState = pending; return; }

@@ -11,7 +11,7 @@
 //   ready { info, vocab: { text, display } }   progress { loaded, total, what }
 //   report { kind, ..., pending? }   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
 // Every report that can change the engine's state (step, set_logits, train)
-// carries `pending: { logits: Float32Array, history: Uint32Array, position }`
+// carries `pending: { logits: Float64Array, history: Uint32Array, position }`
 // (transferred, not copied): the page's own Previewer re-runs the rules on it
 // when a slider moves, without a round trip here.
 
@@ -89,7 +89,7 @@ function replyWithState(id, payload, extra = {}) {
 /**
  * What the page's Previewer needs: the raw logits of the next position, the
  * token history (for the penalties) and the position.
- * @returns {{ logits: Float32Array, history: Uint32Array, position: number }}
+ * @returns {{ logits: Float64Array, history: Uint32Array, position: number }}
  */
 function pendingState() {
   return { logits: pg.pending_logits(), history: pg.history(), position: pg.pending_position() };

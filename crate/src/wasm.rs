@@ -118,9 +118,10 @@ impl Playground {
 
 #[wasm_bindgen]
 impl Playground {
-    /// The raw logits of the next position, for a `Previewer` on the page's thread.
-    pub fn pending_logits(&self) -> Vec<f32> {
-        self.session.pending_logits().iter().map(|&z| z as f32).collect()
+    /// The raw logits of the next position, for a `Previewer` on the page's
+    /// thread (as f64, the precision the rules run in, so both threads agree).
+    pub fn pending_logits(&self) -> Vec<f64> {
+        self.session.pending_logits().to_vec()
     }
 
     /// Every token so far (prompt then generated): what the penalties look at.
@@ -171,11 +172,11 @@ impl Previewer {
     }
 
     /// The state after a step: the pending raw logits, the history, the position.
-    pub fn set_state(&mut self, raw: Vec<f32>, history: Vec<u32>, position: usize) -> Result<(), JsValue> {
+    pub fn set_state(&mut self, raw: Vec<f64>, history: Vec<u32>, position: usize) -> Result<(), JsValue> {
         if raw.len() != self.text.len() {
             return Err(js_sys::Error::new(&format!("Previewer: {} logits for a vocabulary of {}", raw.len(), self.text.len())).into());
         }
-        self.raw = raw.iter().map(|&z| z as f64).collect();
+        self.raw = raw;
         self.history = history;
         self.position = position;
         self.curve = crate::report::entropy_curve(&self.raw);

@@ -84,7 +84,12 @@ export async function openPage(browser, url, { viewport = { width: 1300, height:
   // these page events too (checked with playwright-core 1.65 and Chromium 156),
   // so the engine worker needs no listeners of its own.
   page.on("pageerror", (err) => errors.push(`pageerror: ${err.message}`));
-  page.on("requestfailed", (req) => errors.push(`requestfailed: ${req.url()} (${req.failure()?.errorText ?? "?"})`));
+  page.on("requestfailed", (req) => {
+    const why = req.failure()?.errorText ?? "?";
+    // ERR_ABORTED is the page cancelling its own request (a model load superseded
+    // by another, e.g. a bad ?model= falling back to the default): not a failure.
+    if (why !== "net::ERR_ABORTED") errors.push(`requestfailed: ${req.url()} (${why})`);
+  });
   page.on("response", (res) => {
     if (res.status() >= 400) errors.push(`http ${res.status()}: ${res.url()}`);
   });

@@ -13,9 +13,12 @@ try {
   let browser = await launchBrowser();
   let context = null;
   if (warm) {
-    const { page } = await openPage(browser, server.url);
-    await waitForReady(page);
-    context = page.context();
+    // One context for every load, so the Cache API and the HTTP cache carry over.
+    context = await browser.newContext();
+    const first = await context.newPage();
+    await first.goto(server.url);
+    await waitForReady(first, 120000);
+    await first.close();
   }
   for (let i = 0; i < runs; i++) {
     if (!warm) {

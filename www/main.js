@@ -152,6 +152,7 @@ async function loadModel() {
   document.body.dataset.ready = "false";
   setBusy(true);
   scheduleRender();
+  let filesFailed = false;
   try {
     const msg = await client.request("load", { model: entry.source });
     view.info = msg.info;
@@ -161,12 +162,23 @@ async function loadModel() {
     await replay();
   } catch (err) {
     sayEngineError(err);
+    // A trained model whose files are missing or rejected: fall back to a
+    // built-in model so the page stays usable (the message above says why).
+    filesFailed = !view.ready && entry !== undefined && !("builtin" in entry.source);
   } finally {
     hideProgress();
     view.loading = false;
     setBusy(false);
     showModelPanel();
     scheduleRender();
+  }
+  if (filesFailed) {
+    say(`Could not load “${entry.title}”; showing the course's ten-logit model instead. Pick another model in the Model panel.`, "error", "fallback");
+    state.model = "logits10";
+    state.prompt = null;
+    showModelPanel();
+    updateUrl();
+    await loadModel();
   }
 }
 

@@ -442,3 +442,19 @@ test("panel switches and “Copy embed code” give an iframe snippet of the cur
   assert.deepEqual(page.problems(), []);
   await page.close();
 });
+
+test("a trained model whose files are missing falls back to a built-in model with a message", async () => {
+  const { page, errors } = await openPage(browser, "about:blank");
+  // The default model's weights answer 404, as on a host where they were not uploaded.
+  await page.route("**/models/bard/model.safetensors", (route) => route.fulfill({ status: 404, body: "not here" }));
+  await page.goto(new URL("index.html", server.url).href);
+  await waitForReady(page);
+  assert.match(await page.textContent("#messages"), /ten-logit model instead/);
+  assert.equal(await page.inputValue("#model-select"), "logits10");
+  assert.match(await page.textContent("#p-dist [data-slot=head]"), /p_max = 0\.396139/);
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
+  // The only problem recorded is the 404 this test arranged.
+  assert.deepEqual(errors.filter((e) => !e.includes("models/bard/model.safetensors")), []);
+  await page.close();
+});

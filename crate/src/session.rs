@@ -197,7 +197,7 @@ impl Session {
         self.naive_shadow = PathCost::default();
         self.beam_work = Counters::default();
         self.refill(settings.use_cache)?;
-        self.report(settings, None)
+        self.report(self.describe(settings)?.0, None)
     }
 
     /// The rules on the pending logits with new settings; no model call.
@@ -232,9 +232,7 @@ impl Session {
         if self.stopped.is_none() {
             self.feed(id as u32, settings)?;
         }
-        let mut rep = self.report(settings, Some(chosen))?;
-        rep.distribution = dist;
-        Ok(rep)
+        self.report(dist, Some(chosen))
     }
 
     /// Keeps the first `n` generated tokens and makes the distribution at
@@ -251,7 +249,7 @@ impl Session {
         self.generated.truncate(n);
         self.stopped = None;
         self.restore_pending()?;
-        self.report(settings, None)
+        self.report(self.describe(settings)?.0, None)
     }
 
     /// Beam search from the current state; the session's own state is unchanged.
@@ -378,7 +376,8 @@ impl Session {
         Counters { cached: model.cached.minus(self.beam_work.cached), naive }
     }
 
-    fn report(&self, settings: &GenerationSettings, chosen: Option<ChosenToken>) -> Result<StepReport> {
+    /// The report around `distribution` (the pending one, or the one a token was just drawn from).
+    fn report(&self, distribution: Distribution, chosen: Option<ChosenToken>) -> Result<StepReport> {
         let info = self.model.info();
         let history = self.history();
         let prompt_tokens = self
@@ -388,7 +387,7 @@ impl Session {
             .collect();
         let len = self.model.cache_len();
         Ok(StepReport {
-            distribution: self.describe(settings)?.0,
+            distribution,
             chosen,
             stop: self.stopped,
             generated: self.generated.iter().map(|g| g.chosen.clone()).collect(),

@@ -10,6 +10,7 @@
 //   CHROMIUM      another Chromium binary than /usr/bin/chromium
 
 import path from "node:path";
+import { existsSync } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -122,4 +123,22 @@ export async function screenshot(page, name) {
   const file = path.join(ARTIFACTS_DIR, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * What every page test file needs first: the built engine, a server of www/
+ * and a browser. Throws a clear message when www/pkg has not been built.
+ * @returns {Promise<{ server: { url: string, close: () => Promise<void> }, browser: import("playwright-core").Browser }>}
+ */
+export async function startSuite() {
+  if (!process.env.NTP_BASE_URL && !existsSync(path.join(WWW_ROOT, "pkg", "nexttoken.js"))) {
+    throw new Error("www/pkg is missing: run pkg-scripts/build first");
+  }
+  return { server: await startServer(), browser: await launchBrowser() };
+}
+
+/** Closes what startSuite opened (either may be missing if it failed). */
+export async function stopSuite({ server, browser }) {
+  await browser?.close();
+  await server?.close();
 }

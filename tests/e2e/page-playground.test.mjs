@@ -10,24 +10,15 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
 import { existsSync } from "node:fs";
-import { WWW_ROOT, startServer, launchBrowser, openPage, waitForReady, screenshot } from "./harness.mjs";
+import { WWW_ROOT, startSuite, stopSuite, openPage, waitForReady, screenshot } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
 /** @type {import("playwright-core").Browser} */
 let browser;
 
-before(async () => {
-  if (!process.env.NTP_BASE_URL) {
-    assert.ok(existsSync(path.join(WWW_ROOT, "pkg", "nexttoken.js")), "www/pkg is missing: run pkg-scripts/build first");
-  }
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+before(async () => ({ server, browser } = await startSuite()));
+after(() => stopSuite({ server, browser }));
 
 /**
  * Open the page with a query and wait until the engine has painted.

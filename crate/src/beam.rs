@@ -61,7 +61,7 @@ struct Hyp {
 fn log_probs(raw: &[f64], settings: &GenerationSettings) -> Vec<f64> {
     let z = rules::apply_bias_and_bans(raw, &settings.rules.logit_bias, &settings.rules.banned);
     let max = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let lse = max + z.iter().map(|v| (v - max).exp()).sum::<f64>().ln();
+    let lse = max + z.iter().map(|v| crate::rules::exp(v - max)).sum::<f64>().ln();
     z.iter().map(|v| v - lse).collect()
 }
 

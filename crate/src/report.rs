@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::counters::Counters;
 use crate::error::Result;
-use crate::rules::{self, RuleSettings, Stage};
+use crate::rules::{self, RawDistribution, RuleSettings, Stage};
 use crate::tokenizer::Tokenizer;
 
 /// One vocabulary entry as the panels show it.
@@ -146,8 +146,7 @@ pub fn entropy_curve(raw: &[f64]) -> Vec<CurvePoint> {
     (0..POINTS)
         .map(|i| {
             let tau = (lo + (hi - lo) * i as f64 / (POINTS - 1) as f64).exp();
-            let scaled: Vec<f64> = raw.iter().map(|z| z / tau).collect();
-            CurvePoint { tau, bits: rules::entropy_bits(&rules::softmax(&scaled)) }
+            CurvePoint { tau, bits: rules::entropy_nats_at_temperature(raw, tau) / std::f64::consts::LN_2 }
         })
         .collect()
 }
@@ -175,20 +174,52 @@ fn stage_view(stage: &Stage, top: &[usize]) -> StageView {
     }
 }
 
+/// What the panels need of a position that no setting changes, measured
+/// once when its logits arrive: the raw distribution and the entropy curve.
+#[derive(Clone, Debug)]
+pub struct PositionSummary {
+    pub raw: RawDistribution,
+    pub curve: Vec<CurvePoint>,
+    /// `top_indices(logits, TOP_KEPT)`: the panels' top rows for any top_n up to it.
+    top: Vec<usize>,
+}
+
+/// How many of the highest raw logits a summary ranks ahead of time.
+const TOP_KEPT: usize = 64;
+
+impl PositionSummary {
+    /// Refuses logits no distribution can come from (NaN, +inf, all -inf, none).
+    pub fn new(logits: Vec<f64>) -> Result<Self> {
+        let raw = RawDistribution::new(logits)?;
+        let curve = entropy_curve(&raw.logits);
+        let top = top_indices(&raw.logits, TOP_KEPT);
+        Ok(Self { raw, curve, top })
+    }
+
+    /// `top_indices(logits, n)`, from the ranking made ahead when it covers n.
+    pub fn top(&self, n: usize) -> Vec<usize> {
+        if n <= self.top.len() || self.top.len() == self.raw.logits.len() {
+            self.top[..n.min(self.top.len())].to_vec()
+        } else {
+            top_indices(&self.raw.logits, n)
+        }
+    }
+}
+
 /// Runs every rule on the raw logits and summarises it for the panels.
 /// Returns the view and the final stage's full probabilities (for the draw).
 pub fn describe(
-    raw: &[f64],
+    summary: &PositionSummary,
     history: &[u32],
     settings: &RuleSettings,
     top_n: usize,
     position: usize,
-    curve: Vec<CurvePoint>,
     names: Describer,
 ) -> Result<(Distribution, Vec<f64>)> {
-    let stages = rules::run_pipeline(raw, history, settings)?;
-    let alone = rules::run_rules_alone(raw, settings)?;
-    let top = top_indices(raw, top_n);
+    let stages = rules::run_pipeline_on(&summary.raw, history, settings)?;
+    let alone = rules::run_rules_alone_on(&summary.raw, settings)?;
+    let raw = summary.raw.logits.as_slice();
+    let top = summary.top(top_n);
     let raw_probs = &stages[0].probs;
     let raw_top = top
         .iter()
@@ -203,7 +234,7 @@ pub fn describe(
         raw_top,
         rules: alone.iter().map(|s| stage_view(s, &top)).collect(),
         stages: stages.iter().map(|s| stage_view(s, &top)).collect(),
-        entropy_curve: curve,
+        entropy_curve: summary.curve.clone(),
     };
     Ok((dist, final_probs))
 }

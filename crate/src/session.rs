@@ -16,7 +16,7 @@ use crate::beam::{self, BeamReport};
 use crate::counters::{Counters, PathCost};
 use crate::error::Result;
 use crate::lm::{LanguageModel, ModelInfo};
-use crate::report::{self, CacheCheck, ChosenToken, CurvePoint, Distribution, KvView, PromptToken, StepReport, StopReason};
+use crate::report::{self, CacheCheck, ChosenToken, Distribution, KvView, PositionSummary, PromptToken, StepReport, StopReason};
 use crate::rng::Rng;
 use crate::rules::{self, RuleSettings};
 use crate::tokenizer::Tokenizer;
@@ -104,8 +104,10 @@ pub struct Session {
     rng: Rng,
     /// Raw logits for the next position (never modified: every rule copies).
     pending: Vec<f64>,
-    /// The entropy-vs-temperature curve of `pending`, computed once per position.
-    curve: Vec<CurvePoint>,
+    /// What no setting changes about `pending` (its softmax, ranking and
+    /// entropy curve), measured once per position; None when the logits are
+    /// broken (`describe` then reports why).
+    summary: Option<PositionSummary>,
     stopped: Option<StopReason>,
     /// What a full recompute would have cost for the steps run with the cache.
     naive_shadow: PathCost,
@@ -129,7 +131,7 @@ impl Session {
             generated: Vec::new(),
             rng: Rng::new(0),
             pending: Vec::new(),
-            curve: Vec::new(),
+            summary: None,
             stopped: None,
             naive_shadow: PathCost::default(),
             cache_check: None,
@@ -277,13 +279,20 @@ impl Session {
     }
 
     fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, Vec<f64>)> {
+        let fresh;
+        let summary = match &self.summary {
+            Some(summary) => summary,
+            None => {
+                fresh = PositionSummary::new(self.pending.clone())?;
+                &fresh
+            }
+        };
         report::describe(
-            &self.pending,
+            summary,
             &self.history(),
             &settings.rules,
             settings.top_n,
             self.pending_position(),
-            self.curve.clone(),
             &report::describer(self.tokenizer.as_ref()),
         )
     }
@@ -343,7 +352,7 @@ impl Session {
             self.cache_check = Some(CacheCheck { max_abs_diff, argmax_agree });
         }
         self.pending = logits.iter().map(|&x| x as f64).collect();
-        self.curve = report::entropy_curve(&self.pending);
+        self.summary = PositionSummary::new(self.pending.clone()).ok();
         Ok(())
     }
 

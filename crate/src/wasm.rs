@@ -153,10 +153,10 @@ impl Playground {
 pub struct Previewer {
     text: Vec<String>,
     display: Vec<String>,
-    raw: Vec<f64>,
+    /// The pending position, measured once by `set_state`.
+    summary: Option<crate::report::PositionSummary>,
     history: Vec<u32>,
     position: usize,
-    curve: Vec<crate::report::CurvePoint>,
 }
 
 #[wasm_bindgen]
@@ -168,7 +168,7 @@ impl Previewer {
         if text.len() != display.len() || text.is_empty() {
             return Err(js_sys::Error::new("Previewer: text and display must list the same, non-empty vocabulary").into());
         }
-        Ok(Previewer { text, display, raw: Vec::new(), history: Vec::new(), position: 0, curve: Vec::new() })
+        Ok(Previewer { text, display, summary: None, history: Vec::new(), position: 0 })
     }
 
     /// The state after a step: the pending raw logits, the history, the position.
@@ -176,23 +176,22 @@ impl Previewer {
         if raw.len() != self.text.len() {
             return Err(js_sys::Error::new(&format!("Previewer: {} logits for a vocabulary of {}", raw.len(), self.text.len())).into());
         }
-        self.raw = raw;
+        self.summary = Some(crate::report::PositionSummary::new(raw).map_err(err)?);
         self.history = history;
         self.position = position;
-        self.curve = crate::report::entropy_curve(&self.raw);
         Ok(())
     }
 
     /// The same Distribution `Playground.preview` returns, computed here.
     pub fn preview(&self, settings_js: JsValue) -> Result<JsValue, JsValue> {
-        if self.raw.is_empty() {
+        let Some(summary) = &self.summary else {
             return Err(js_sys::Error::new("Previewer: no logits yet (call set_state after a step)").into());
-        }
+        };
         let s = settings(settings_js)?;
-        s.validate(self.raw.len()).map_err(err)?;
+        s.validate(summary.raw.logits.len()).map_err(err)?;
         let names = |id: u32| (self.text[id as usize].clone(), self.display[id as usize].clone());
-        let (dist, _) = crate::report::describe(&self.raw, &self.history, &s.rules, s.top_n, self.position, self.curve.clone(), &names)
-            .map_err(err)?;
+        let (dist, _) =
+            crate::report::describe(summary, &self.history, &s.rules, s.top_n, self.position, &names).map_err(err)?;
         to_js(&dist)
     }
 }

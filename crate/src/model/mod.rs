@@ -98,8 +98,16 @@ impl Transformer {
         let x = self.final_norm.forward(x);
         match &self.lm_head {
             Some(head) => head.forward(x),
-            // Tied: logits = x · Eᵀ, with E kept as stored (vocab, d) and viewed transposed.
-            None => x.matmul(self.tok_emb.weight.val().transpose().unsqueeze::<3>()),
+            // Tied: logits = x · Eᵀ, with E kept as stored (vocab, d) and viewed
+            // transposed. The product is taken in 2-D: a 3-D view of Eᵀ would
+            // make burn-flex copy the whole (transposed) embedding on every call,
+            // while its 2-D matmul reads the strides as they are.
+            None => {
+                let [b, t, d] = x.dims();
+                let embedding = self.tok_emb.weight.val();
+                let vocab = embedding.dims()[0];
+                x.reshape([b * t, d]).matmul(embedding.transpose()).reshape([b, t, vocab])
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 /// Returns the mask `p_i >= min_p * p_max` (and `p_i > 0`). `min_p = 0` keeps
 /// every possible token; the top token always passes since `min_p <= 1`.
 pub fn min_p_mask(probs: &[f64], min_p: f64) -> Vec<bool> {
-    let p_max = probs.iter().copied().fold(0.0, f64::max);
+    let p_max = super::softmax::max_value(probs).max(0.0);
     let threshold = min_p * p_max;
     probs.iter().map(|&p| p > 0.0 && p >= threshold).collect()
 }

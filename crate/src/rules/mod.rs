@@ -6,10 +6,12 @@
 
 mod bias;
 mod draw;
+mod exp;
 mod min_p;
 mod penalties;
 mod pipeline;
 mod ranking;
+mod raw;
 mod settings;
 mod softmax;
 mod stage;
@@ -19,14 +21,19 @@ mod top_p;
 
 pub use bias::apply_bias_and_bans;
 pub use draw::sample_inverse_cdf;
+pub use exp::exp;
 pub use min_p::min_p_mask;
 pub use penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
-pub use pipeline::{renormalize_kept, run_pipeline, run_rules_alone};
+pub use pipeline::{renormalize_kept, run_pipeline, run_pipeline_on, run_rules_alone, run_rules_alone_on};
+pub use raw::RawDistribution;
 pub use settings::{
     MAX_ABS_BIAS, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE, MIN_TEMPERATURE,
     Order, PenaltyMode, RuleSettings,
 };
-pub use softmax::{argmax, entropy_bits, entropy_nats, softmax};
+pub use softmax::{
+    Softmax, argmax, entropy_bits, entropy_nats, entropy_nats_at_temperature, entropy_nats_from_logits, softmax,
+    softmax_parts,
+};
 pub use stage::Stage;
 pub use temperature::scale_by_temperature;
 pub use top_k::top_k_mask;

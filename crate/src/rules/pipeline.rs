@@ -7,8 +7,9 @@
 use super::bias::apply_bias_and_bans;
 use super::min_p::min_p_mask;
 use super::penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
+use super::raw::RawDistribution;
 use super::settings::{Order, RuleSettings};
-use super::softmax::{argmax, softmax};
+use super::softmax::{argmax, entropy_nats_from_logits};
 use super::stage::Stage;
 use super::temperature::scale_by_temperature;
 use super::top_k::top_k_mask;
@@ -30,12 +31,19 @@ use crate::error::Result;
 /// -inf, a setting out of range, a token id outside the vocabulary, or
 /// bans that leave no token possible.
 pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Result<Vec<Stage>> {
-    check_logits(raw_logits)?;
+    run_pipeline_on(&RawDistribution::new(raw_logits.to_vec())?, history, s)
+}
+
+/// `run_pipeline` on a raw distribution measured beforehand (once per
+/// position, however many times the settings change).
+pub fn run_pipeline_on(raw_dist: &RawDistribution, history: &[u32], s: &RuleSettings) -> Result<Vec<Stage>> {
+    let raw_logits = raw_dist.logits.as_slice();
     s.validate(raw_logits.len())?;
     check_history(history, raw_logits.len())?;
 
-    let raw_probs = softmax(raw_logits);
-    let raw = Stage::from_probs("raw", raw_probs.clone(), &raw_probs);
+    let raw_probs = &raw_dist.probs;
+    let raw = raw_dist.stage.clone();
+    let mut log_norm = raw_dist.log_norm;
 
     let recent = select_recent(history, s.penalty_window);
     let mut z = raw_logits.to_vec();
@@ -46,7 +54,9 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
         z = penalize_presence_frequency(&z, recent, s.presence_penalty, s.frequency_penalty);
     }
     let penalties = if penalties_on {
-        Stage::from_logits("penalties", &z, &raw_probs)
+        let (stage, norm) = Stage::from_logits_with_norm("penalties", &z, raw_probs);
+        log_norm = norm;
+        stage
     } else {
         raw.renamed("penalties")
     };
@@ -60,16 +70,15 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
                 z.len()
             );
         }
-        Stage::from_logits("bias_bans", &z, &raw_probs)
+        let (stage, norm) = Stage::from_logits_with_norm("bias_bans", &z, raw_probs);
+        log_norm = norm;
+        stage
     } else {
         penalties.renamed("bias_bans")
     };
 
     let mut stages = vec![raw, penalties, bias_bans];
-    let mut walk = Walk {
-        z,
-        raw_probs: &raw_probs,
-    };
+    let mut walk = Walk { z, log_norm, raw_probs };
     match s.order {
         Order::HuggingFace => {
             stages.push(walk.apply_temperature(&stages[stages.len() - 1], s.temperature));
@@ -89,40 +98,30 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
 /// `s.temperature`), then "top_k", "top_p", "min_p" at tau = 1 with `s`'s
 /// values (a rule that is off keeps every token).
 pub fn run_rules_alone(raw_logits: &[f64], s: &RuleSettings) -> Result<Vec<Stage>> {
-    check_logits(raw_logits)?;
-    s.validate(raw_logits.len())?;
-    let raw_probs = softmax(raw_logits);
+    run_rules_alone_on(&RawDistribution::new(raw_logits.to_vec())?, s)
+}
 
-    let mut one_hot = vec![0.0; raw_logits.len()];
-    one_hot[argmax(raw_logits)] = 1.0;
-    let greedy = Stage::from_probs("greedy", one_hot, &raw_probs);
+/// `run_rules_alone` on a raw distribution measured beforehand.
+pub fn run_rules_alone_on(raw: &RawDistribution, s: &RuleSettings) -> Result<Vec<Stage>> {
+    s.validate(raw.logits.len())?;
+    let raw_probs = &raw.probs;
+
+    let mut one_hot = vec![0.0; raw_probs.len()];
+    one_hot[argmax(&raw.logits)] = 1.0;
+    let greedy = Stage::with_entropy("greedy", one_hot, 0.0, raw_probs);
 
     let temperature = if s.temperature == 1.0 {
-        Stage::from_probs("temperature", raw_probs.clone(), &raw_probs)
+        raw.stage.renamed("temperature")
     } else {
-        Stage::from_logits(
-            "temperature",
-            &scale_by_temperature(raw_logits, s.temperature),
-            &raw_probs,
-        )
+        Stage::from_logits("temperature", &scale_by_temperature(&raw.logits, s.temperature), raw_probs)
     };
 
-    let raw_kept: Vec<bool> = raw_probs.iter().map(|&p| p > 0.0).collect();
-    let truncate_alone = |name: &str, mask: Vec<bool>| {
-        // A rule that drops nothing reports the raw numbers bit for bit.
-        let probs = if mask == raw_kept {
-            raw_probs.clone()
-        } else {
-            renormalize_kept(&raw_probs, &mask)
-        };
-        Stage::from_probs(name, probs, &raw_probs)
-    };
     Ok(vec![
         greedy,
         temperature,
-        truncate_alone("top_k", top_k_mask(&raw_probs, s.top_k)),
-        truncate_alone("top_p", top_p_mask(&raw_probs, s.top_p)),
-        truncate_alone("min_p", min_p_mask(&raw_probs, s.min_p)),
+        raw.truncated("top_k", &raw.top_k_mask(s.top_k)),
+        raw.truncated("top_p", &raw.top_p_mask(s.top_p)),
+        raw.truncated("min_p", &min_p_mask(raw_probs, s.min_p)),
     ])
 }
 
@@ -130,13 +129,18 @@ pub fn run_rules_alone(raw_logits: &[f64], s: &RuleSettings) -> Result<Vec<Stage
 /// An empty mask gives all zeros (the truncation rules never produce one
 /// from a distribution with a possible token).
 pub fn renormalize_kept(probs: &[f64], mask: &[bool]) -> Vec<f64> {
+    renormalize_with_mass(probs, mask).0
+}
+
+/// `renormalize_kept`, also returning the kept mass it divided by.
+pub(crate) fn renormalize_with_mass(probs: &[f64], mask: &[bool]) -> (Vec<f64>, f64) {
     let kept_sum: f64 = probs
         .iter()
         .zip(mask)
         .filter(|(_, k)| **k)
         .map(|(p, _)| p)
         .sum();
-    probs
+    let renormalized = probs
         .iter()
         .zip(mask)
         .map(|(&p, &k)| {
@@ -146,14 +150,18 @@ pub fn renormalize_kept(probs: &[f64], mask: &[bool]) -> Vec<f64> {
                 0.0
             }
         })
-        .collect()
+        .collect();
+    (renormalized, kept_sum)
 }
 
 /// The logits as they flow through the sampling rules. A token dropped by a
 /// stage (probability 0, whether truncated or underflowed) gets logit -inf,
 /// so no later stage (temperature last, in llama order) can bring it back.
+/// The latest stage's probabilities are always softmax(z), with
+/// `ln p_i = z_i - log_norm`: what its truncations' entropies are measured from.
 struct Walk<'a> {
     z: Vec<f64>,
+    log_norm: f64,
     raw_probs: &'a [f64],
 }
 
@@ -164,7 +172,8 @@ impl Walk<'_> {
             return previous.renamed("temperature");
         }
         self.z = scale_by_temperature(&self.z, tau);
-        let stage = Stage::from_logits("temperature", &self.z, self.raw_probs);
+        let (stage, log_norm) = Stage::from_logits_with_norm("temperature", &self.z, self.raw_probs);
+        self.log_norm = log_norm;
         self.drop_unkept(&stage.kept);
         stage
     }
@@ -184,16 +193,15 @@ impl Walk<'_> {
     ) {
         let previous = &stages[stages.len() - 1];
         let mask = mask_of(&previous.probs);
-        self.drop_unkept(&mask);
         let stage = if mask == previous.kept {
             previous.renamed(name)
         } else {
-            Stage::from_probs(
-                name,
-                renormalize_kept(&previous.probs, &mask),
-                self.raw_probs,
-            )
+            let (probs, mass) = renormalize_with_mass(&previous.probs, &mask);
+            self.log_norm += mass.ln();
+            let nats = entropy_nats_from_logits(&probs, &self.z, self.log_norm);
+            Stage::with_entropy(name, probs, nats, self.raw_probs)
         };
+        self.drop_unkept(&mask);
         stages.push(stage);
     }
 
@@ -204,23 +212,6 @@ impl Walk<'_> {
             }
         }
     }
-}
-
-/// Refuses logits no distribution can come from, with the offending index.
-fn check_logits(logits: &[f64]) -> Result<()> {
-    if logits.is_empty() {
-        crate::bail!("the logits are empty: at least one token is needed");
-    }
-    if let Some(i) = logits.iter().position(|z| z.is_nan()) {
-        crate::bail!("logit {i} is NaN: the model output is broken");
-    }
-    if let Some(i) = logits.iter().position(|&z| z == f64::INFINITY) {
-        crate::bail!("logit {i} is +inf: logits must be finite or -inf");
-    }
-    if logits.iter().all(|&z| z == f64::NEG_INFINITY) {
-        crate::bail!("every logit is -inf: no token is possible");
-    }
-    Ok(())
 }
 
 fn check_history(history: &[u32], vocab_size: usize) -> Result<()> {

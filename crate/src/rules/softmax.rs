@@ -1,5 +1,20 @@
 //! Softmax, entropy and argmax: the measurements every stage reports.
 
+use super::exp::exp;
+
+/// The largest value, NaNs ignored; `-inf` for an empty slice. (A plain
+/// comparison: `f64::max` is a libm call in wasm, slower in this hot loop.)
+#[inline]
+pub(crate) fn max_value(values: &[f64]) -> f64 {
+    let mut max = f64::NEG_INFINITY;
+    for &v in values {
+        if v > max {
+            max = v;
+        }
+    }
+    max
+}
+
 /// Numerically stable softmax over a logits slice.
 ///
 /// - `-inf` logits get probability exactly 0 (banned or truncated tokens).
@@ -9,21 +24,77 @@
 ///   finite case); the pipeline refuses `+inf` input, so this is a guard only.
 /// - NaN inputs are refused by the pipeline; here a NaN makes no promise.
 pub fn softmax(logits: &[f64]) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    softmax_parts(logits).probs
+}
+
+/// A softmax and its normaliser: for every finite logit `z_i`,
+/// `ln p_i = z_i - log_norm`. With it an entropy needs one multiply-add per
+/// token instead of a logarithm per token (the rules panel computes a dozen
+/// entropies over up to 49,152 tokens on every slider move).
+pub struct Softmax {
+    pub probs: Vec<f64>,
+    /// `max + ln Σ exp(z - max)`; not finite when the logits are all `-inf`
+    /// or hold a `+inf` (then only `probs` is meaningful).
+    pub log_norm: f64,
+}
+
+/// The softmax of `softmax`, with its normaliser.
+pub fn softmax_parts(logits: &[f64]) -> Softmax {
+    let max = max_value(logits);
     if max == f64::NEG_INFINITY {
-        return vec![0.0; logits.len()];
+        return Softmax { probs: vec![0.0; logits.len()], log_norm: f64::NEG_INFINITY };
     }
     if max == f64::INFINITY {
         let ties = logits.iter().filter(|&&z| z == f64::INFINITY).count() as f64;
-        return logits
+        let probs = logits
             .iter()
             .map(|&z| if z == f64::INFINITY { 1.0 / ties } else { 0.0 })
             .collect();
+        return Softmax { probs, log_norm: f64::INFINITY };
     }
     // Subtracting the max keeps every exponent <= 0: no overflow at tau = 1e-4.
-    let exps: Vec<f64> = logits.iter().map(|&z| (z - max).exp()).collect();
+    let exps: Vec<f64> = logits.iter().map(|&z| exp(z - max)).collect();
     let total: f64 = exps.iter().sum();
-    exps.into_iter().map(|e| e / total).collect()
+    Softmax { probs: exps.into_iter().map(|e| e / total).collect(), log_norm: max + total.ln() }
+}
+
+/// Shannon entropy in nats of `probs`, given that `ln p_i = logits_i -
+/// log_norm` wherever `p_i > 0` (a `Softmax`'s, or a renormalised subset's
+/// with `log_norm + ln(kept mass)`). Equals `entropy_nats(probs)` up to
+/// rounding; falls back to it when `log_norm` is not finite.
+pub fn entropy_nats_from_logits(probs: &[f64], logits: &[f64], log_norm: f64) -> f64 {
+    if !log_norm.is_finite() {
+        return entropy_nats(probs);
+    }
+    let h: f64 = probs
+        .iter()
+        .zip(logits)
+        .filter(|(p, _)| **p > 0.0)
+        .map(|(&p, &z)| -p * (z - log_norm))
+        .sum();
+    if h > 0.0 { h } else { 0.0 }
+}
+
+/// Entropy in nats of softmax(logits / tau), tau > 0, in one pass with no
+/// allocation: with `u_i = (z_i - max) / tau` and `T = Σ exp(u_i)`,
+/// `H = ln T - Σ exp(u_i) u_i / T`. For the entropy-vs-temperature curve.
+pub fn entropy_nats_at_temperature(logits: &[f64], tau: f64) -> f64 {
+    let max = max_value(logits);
+    if !max.is_finite() {
+        return entropy_nats(&softmax(&super::scale_by_temperature(logits, tau)));
+    }
+    let (mut total, mut weighted) = (0.0, 0.0);
+    for &z in logits {
+        if z == f64::NEG_INFINITY {
+            continue;
+        }
+        let u = (z - max) / tau;
+        let e = exp(u);
+        total += e;
+        weighted += e * u;
+    }
+    let h = total.ln() - weighted / total;
+    if h > 0.0 { h } else { 0.0 }
 }
 
 /// Shannon entropy in nats, with the convention 0 · ln 0 = 0.
@@ -99,6 +170,25 @@ mod tests {
             entropy_nats(&[1.0]).is_sign_positive(),
             "a one-hot must report +0, not -0"
         );
+    }
+
+    #[test]
+    fn entropy_from_the_normaliser_equals_the_definition() {
+        let z = [3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, f64::NEG_INFINITY];
+        let Softmax { probs, log_norm } = softmax_parts(&z);
+        let direct = entropy_nats(&probs);
+        assert!((entropy_nats_from_logits(&probs, &z, log_norm) - direct).abs() < 1e-14);
+        for tau in [0.05, 0.7, 1.0, 3.0, 20.0] {
+            let scaled = super::super::scale_by_temperature(&z, tau);
+            let direct = entropy_nats(&softmax(&scaled));
+            let streamed = entropy_nats_at_temperature(&z, tau);
+            assert!((streamed - direct).abs() < 1e-12 * direct.max(1e-300) + 1e-15, "tau {tau}: {streamed} vs {direct}");
+        }
+        // A one-hot reports a clean zero both ways.
+        let one_hot = [0.0, -2000.0];
+        let parts = softmax_parts(&one_hot);
+        assert_eq!(entropy_nats_from_logits(&parts.probs, &one_hot, parts.log_norm), 0.0);
+        assert_eq!(entropy_nats_at_temperature(&one_hot, 1.0), 0.0);
     }
 
     #[test]

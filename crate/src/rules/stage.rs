@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::softmax::{entropy_bits, entropy_nats, softmax};
+use super::softmax::{Softmax, entropy_nats, entropy_nats_from_logits, softmax_parts};
 
 /// The distribution after one stage of the pipeline (or one rule alone).
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -24,11 +24,25 @@ pub struct Stage {
 impl Stage {
     /// Measures the distribution `softmax(logits)` against the raw probabilities.
     pub fn from_logits(name: &str, logits: &[f64], raw_probs: &[f64]) -> Self {
-        Self::from_probs(name, softmax(logits), raw_probs)
+        Self::from_logits_with_norm(name, logits, raw_probs).0
+    }
+
+    /// `from_logits`, also returning the softmax's normaliser (`ln p_i =
+    /// logits_i - log_norm`), which later truncations need for their entropy.
+    pub fn from_logits_with_norm(name: &str, logits: &[f64], raw_probs: &[f64]) -> (Self, f64) {
+        let Softmax { probs, log_norm } = softmax_parts(logits);
+        let nats = entropy_nats_from_logits(&probs, logits, log_norm);
+        (Self::with_entropy(name, probs, nats, raw_probs), log_norm)
     }
 
     /// Measures an already normalised distribution against the raw probabilities.
     pub fn from_probs(name: &str, probs: Vec<f64>, raw_probs: &[f64]) -> Self {
+        let nats = entropy_nats(&probs);
+        Self::with_entropy(name, probs, nats, raw_probs)
+    }
+
+    /// A distribution whose entropy (in nats) is already known.
+    pub(crate) fn with_entropy(name: &str, probs: Vec<f64>, entropy_nats: f64, raw_probs: &[f64]) -> Self {
         let kept: Vec<bool> = probs.iter().map(|&p| p > 0.0).collect();
         let kept_count = kept.iter().filter(|&&k| k).count();
         let kept_mass = raw_probs
@@ -39,8 +53,8 @@ impl Stage {
             .sum();
         Self {
             name: name.to_string(),
-            entropy_bits: entropy_bits(&probs),
-            entropy_nats: entropy_nats(&probs),
+            entropy_bits: entropy_nats / std::f64::consts::LN_2,
+            entropy_nats,
             probs,
             kept,
             kept_count,

@@ -1,0 +1,126 @@
+//! The exponential the rules use, our own.
+//!
+//! Two reasons not to call `f64::exp`. Speed: in wasm it is the libm routine
+//! of `compiler_builtins`, a call of about 14 ns, and a slider move at 49,152
+//! tokens takes three full softmaxes plus their entropies (the profile in
+//! BENCHMARKS.md showed it as the largest single cost). Sameness: natively
+//! `f64::exp` is the platform's libm, in the browser it is another one, and
+//! the two may differ in the last bit; a distribution drawn from with the same
+//! seed must be the same number everywhere. This one is plain IEEE arithmetic
+//! (no fused multiply-add, which Rust never introduces on its own), so every
+//! target computes the same bits.
+//!
+//! Method (Cody-Waite reduction, as in fdlibm): x = k ln 2 + r with integer k
+//! and |r| <= ln 2 / 2, e^r by its Taylor series to r^13 (the first omitted
+//! term is below 5e-18 relative), times 2^k built from the exponent bits.
+//! Accuracy: within 2 ulp of the true value over the whole range (the test
+//! below compares with `f64::exp` on a million points).
+
+/// ln 2 split so that `k * LN2_HI` is exact for |k| < 2^20 (fdlibm's constants).
+const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const INV_LN2: f64 = std::f64::consts::LOG2_E;
+/// Above this e^x overflows; below `UNDERFLOW` it rounds to 0.
+const OVERFLOW: f64 = 709.782_712_893_384;
+const UNDERFLOW: f64 = -745.133_219_101_941_2;
+
+/// 1/n! for n = 13 down to 0, for Horner's rule.
+const INV_FACTORIALS: [f64; 14] = [
+    1.0 / 6_227_020_800.0,
+    1.0 / 479_001_600.0,
+    1.0 / 39_916_800.0,
+    1.0 / 3_628_800.0,
+    1.0 / 362_880.0,
+    1.0 / 40_320.0,
+    1.0 / 5_040.0,
+    1.0 / 720.0,
+    1.0 / 120.0,
+    1.0 / 24.0,
+    1.0 / 6.0,
+    1.0 / 2.0,
+    1.0,
+    1.0,
+];
+
+/// e^x: exact at 0, 0 below about -745.13, +inf above about 709.78, NaN for NaN.
+#[inline]
+pub fn exp(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    if x > OVERFLOW {
+        return f64::INFINITY;
+    }
+    if x < UNDERFLOW {
+        return 0.0;
+    }
+    let k = (x * INV_LN2 + 0.5).floor();
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let mut p = INV_FACTORIALS[0];
+    for &c in &INV_FACTORIALS[1..] {
+        p = p * r + c;
+    }
+    scale_by_power_of_two(p, k as i32)
+}
+
+/// p · 2^k for p in [0.7, 1.42] and k in [-1075, 1024], rounding once.
+#[inline]
+fn scale_by_power_of_two(p: f64, k: i32) -> f64 {
+    let two_to = |e: i32| f64::from_bits(((e + 1023) as u64) << 52);
+    if k > 1023 {
+        p * two_to(k - 1) * 2.0
+    } else if k >= -1022 {
+        p * two_to(k)
+    } else {
+        // A subnormal result: scale in two steps so only the last one rounds.
+        p * two_to(k + 64) * two_to(-64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// Distance in units in the last place between two finite positive floats.
+    fn ulps(a: f64, b: f64) -> u64 {
+        a.to_bits().abs_diff(b.to_bits())
+    }
+
+    #[test]
+    fn within_two_ulp_of_the_platform_exp_over_the_whole_range() {
+        let mut rng = Rng::new(7);
+        let mut worst = 0;
+        for i in 0..1_000_000 {
+            // Mostly where the softmax lives (x <= 0, near 0), and everywhere else too.
+            let x = match i % 4 {
+                0 => -rng.next_f64() * 40.0,
+                1 => -rng.next_f64() * 745.0,
+                2 => rng.next_f64() * 709.0,
+                _ => (rng.next_f64() - 0.5) * 2.0,
+            };
+            let (ours, reference) = (exp(x), x.exp());
+            if reference >= f64::MIN_POSITIVE {
+                worst = worst.max(ulps(ours, reference));
+            } else {
+                // Subnormal results carry fewer bits: compare absolutely.
+                assert!((ours - reference).abs() <= 2.0 * f64::from_bits(1), "x = {x}");
+            }
+        }
+        assert!(worst <= 2, "worst error {worst} ulp");
+    }
+
+    #[test]
+    fn special_values() {
+        assert_eq!(exp(0.0), 1.0);
+        assert_eq!(exp(-0.0), 1.0);
+        assert_eq!(exp(f64::NEG_INFINITY), 0.0);
+        assert_eq!(exp(-746.0), 0.0);
+        assert_eq!(exp(f64::INFINITY), f64::INFINITY);
+        assert_eq!(exp(710.0), f64::INFINITY);
+        assert!(exp(f64::NAN).is_nan());
+        assert!(exp(-745.0) > 0.0, "the smallest subnormal range is reached");
+        assert!((exp(1.0) - std::f64::consts::E).abs() <= f64::EPSILON * 3.0);
+        assert!((exp(709.7) / 709.7f64.exp() - 1.0).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,163 @@
+//! The raw distribution of one position, measured once.
+//!
+//! Every slider move re-runs the rules on the same raw logits; the softmax of
+//! those logits, its normaliser and the tokens' ranking do not depend on any
+//! setting, so they are computed when the logits arrive and reused by every
+//! preview (at 49,152 tokens they are most of a preview's work otherwise).
+
+use super::pipeline::renormalize_with_mass;
+use super::ranking::compare_candidates;
+use super::softmax::{Softmax, entropy_nats_from_logits, softmax_parts};
+use super::stage::Stage;
+use crate::error::Result;
+
+/// Raw logits with their softmax, entropy and ranking.
+#[derive(Clone, Debug)]
+pub struct RawDistribution {
+    pub logits: Vec<f64>,
+    /// softmax(logits), bit for bit what `softmax` returns.
+    pub probs: Vec<f64>,
+    /// `ln p_i = logits_i - log_norm` for every token with `p_i > 0`.
+    pub log_norm: f64,
+    /// Token ids by descending probability, ties by lower id: the order
+    /// every truncation rule ranks by (zero-probability tokens last).
+    pub order: Vec<u32>,
+    /// The "raw" stage: the distribution itself, all of it kept.
+    pub stage: Stage,
+}
+
+impl RawDistribution {
+    /// Refuses logits no distribution can come from (empty, NaN, +inf, all -inf).
+    pub fn new(logits: Vec<f64>) -> Result<Self> {
+        check_logits(&logits)?;
+        let Softmax { probs, log_norm } = softmax_parts(&logits);
+        let nats = entropy_nats_from_logits(&probs, &logits, log_norm);
+        let stage = Stage::with_entropy("raw", probs.clone(), nats, &probs);
+        let mut order: Vec<u32> = (0..logits.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| compare_candidates(&(probs[a as usize], a), &(probs[b as usize], b)));
+        Ok(Self { logits, probs, log_norm, order, stage })
+    }
+
+    /// How many tokens have probability > 0 (they come first in `order`).
+    fn possible(&self) -> usize {
+        self.stage.kept_count
+    }
+
+    /// `top_k_mask(&self.probs, k)`, read off the ranking.
+    pub fn top_k_mask(&self, k: usize) -> Vec<bool> {
+        let take = if k == 0 { self.possible() } else { k.min(self.possible()) };
+        self.mask_of_first(take)
+    }
+
+    /// `top_p_mask(&self.probs, p)`, read off the ranking: the definition's
+    /// running sum in descending order, first prefix with mass >= p.
+    pub fn top_p_mask(&self, p: f64) -> Vec<bool> {
+        let possible = self.possible();
+        if p >= 1.0 {
+            return self.mask_of_first(possible);
+        }
+        let mut mass = 0.0;
+        let mut take = possible;
+        for (n, &id) in self.order[..possible].iter().enumerate() {
+            mass += self.probs[id as usize];
+            if mass >= p {
+                take = n + 1;
+                break;
+            }
+        }
+        self.mask_of_first(take)
+    }
+
+    fn mask_of_first(&self, n: usize) -> Vec<bool> {
+        let mut kept = vec![false; self.logits.len()];
+        for &id in &self.order[..n] {
+            kept[id as usize] = true;
+        }
+        kept
+    }
+
+    /// The raw distribution restricted to `mask` and renormalised, measured
+    /// without a logarithm per token. A mask that keeps every possible token
+    /// gives the raw numbers bit for bit.
+    pub fn truncated(&self, name: &str, mask: &[bool]) -> Stage {
+        if mask == self.stage.kept.as_slice() {
+            return self.stage.renamed(name);
+        }
+        let (probs, mass) = renormalize_with_mass(&self.probs, mask);
+        let nats = entropy_nats_from_logits(&probs, &self.logits, self.log_norm + mass.ln());
+        Stage::with_entropy(name, probs, nats, &self.probs)
+    }
+}
+
+/// Refuses logits no distribution can come from, with the offending index.
+pub(crate) fn check_logits(logits: &[f64]) -> Result<()> {
+    if logits.is_empty() {
+        crate::bail!("the logits are empty: at least one token is needed");
+    }
+    if let Some(i) = logits.iter().position(|z| z.is_nan()) {
+        crate::bail!("logit {i} is NaN: the model output is broken");
+    }
+    if let Some(i) = logits.iter().position(|&z| z == f64::INFINITY) {
+        crate::bail!("logit {i} is +inf: logits must be finite or -inf");
+    }
+    if logits.iter().all(|&z| z == f64::NEG_INFINITY) {
+        crate::bail!("every logit is -inf: no token is possible");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use crate::rules::{entropy_nats, softmax, top_k_mask, top_p_mask};
+
+    /// Logits with ties, -inf entries and a long flat tail.
+    fn logits(rng: &mut Rng, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|_| match rng.next_u64() % 10 {
+                0 => f64::NEG_INFINITY,
+                1 | 2 => 1.5,
+                _ => (rng.next_f64() * 8.0 - 4.0).round() / 2.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_ranking_gives_the_same_sets_as_the_rules() {
+        let mut rng = Rng::new(21);
+        for trial in 0..200 {
+            let n = 1 + (rng.next_u64() % 300) as usize;
+            let mut z = logits(&mut rng, n);
+            z[0] = 0.0; // at least one possible token
+            let raw = RawDistribution::new(z.clone()).unwrap();
+            assert_eq!(raw.probs, softmax(&z));
+            for k in [0, 1, 2, 5, n / 2, n, n + 3] {
+                assert_eq!(raw.top_k_mask(k), top_k_mask(&raw.probs, k), "trial {trial}, k {k}");
+            }
+            for p in [1e-9, 0.1, 0.5, 0.9, 0.999, 1.0] {
+                assert_eq!(raw.top_p_mask(p), top_p_mask(&raw.probs, p), "trial {trial}, p {p}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_truncated_stage_measures_like_the_definition() {
+        let z = vec![3.0, 2.5, 2.0, 1.5, 1.0, f64::NEG_INFINITY, 0.0];
+        let raw = RawDistribution::new(z).unwrap();
+        let st = raw.truncated("top_k", &raw.top_k_mask(3));
+        assert_eq!(st.kept_count, 3);
+        assert!((st.probs.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        assert!((st.entropy_nats - entropy_nats(&st.probs)).abs() < 1e-14);
+        let all = raw.truncated("top_p", &raw.top_p_mask(1.0));
+        assert_eq!(all.probs, raw.probs);
+        assert!((raw.stage.entropy_nats - entropy_nats(&raw.probs)).abs() < 1e-14);
+    }
+
+    #[test]
+    fn broken_logits_are_refused_with_the_reason() {
+        assert!(RawDistribution::new(vec![]).unwrap_err().to_string().contains("empty"));
+        assert!(RawDistribution::new(vec![0.0, f64::NAN]).unwrap_err().to_string().contains("logit 1 is NaN"));
+        assert!(RawDistribution::new(vec![f64::NEG_INFINITY]).unwrap_err().to_string().contains("-inf"));
+    }
+}

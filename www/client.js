@@ -5,7 +5,7 @@
  * @typedef {Object} ClientHooks
  * @property {(loaded: number, total: number, what: string) => void} onProgress
  * @property {(message: string, crashed: boolean) => void} onFatal   the worker died (the next request starts a new one)
- * @property {(msg: { vocab?: { text: string[], display: string[] }, pending?: object }) => void} onEngineState
+ * @property {(msg: { vocab?: { text: string[], display: string[] }, module?: WebAssembly.Module, pending?: object }) => void} onEngineState
  *   every message that says what the worker's engine now holds (a model's vocabulary, the
  *   pending logits after a report), in the order the worker sent them, stale or not: the
  *   last one is the worker's state, whoever asked

@@ -8,9 +8,13 @@
 /** The wasm module, imported on first use (a failed import leaves the worker path). */
 let enginePromise = null;
 
-function loadEngine() {
+/**
+ * @param {WebAssembly.Module} [compiled] the worker's compiled engine: instantiating it
+ *   here costs little, compiling the 5 MB module again would compete with the worker
+ */
+function loadEngine(compiled) {
   enginePromise ??= import("./pkg/nexttoken.js").then(async (mod) => {
-    await mod.default(); // the browser has nexttoken_bg.wasm cached from the worker's load
+    await mod.default(compiled instanceof WebAssembly.Module ? { module_or_path: compiled } : undefined);
     return mod;
   });
   return enginePromise;
@@ -56,11 +60,12 @@ export class LocalPreviewer {
    * A new model's vocabulary, from the worker's `ready` message.
    * @param {string[]} text
    * @param {string[]} display
+   * @param {WebAssembly.Module} [compiled] the engine as the worker compiled it
    */
-  setVocab(text, display) {
+  setVocab(text, display, compiled) {
     this.invalidate();
     const generation = this.generation;
-    loadEngine().then((mod) => {
+    loadEngine(compiled).then((mod) => {
       if (generation !== this.generation) return;
       this.previewer = new mod.Previewer(text, display);
       if (this.waitingState) this.setState(this.waitingState);

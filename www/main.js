@@ -24,6 +24,8 @@ import { savePanelSvg, savePanelPng } from "./figure.js";
  * after the DOM holds the new numbers (the frame that paints them).
  */
 window.__ntpPerf = window.__ntpPerf || [];
+/** Page-load milestones (performance.now() ms) and the worker's own stage durations, for pkg-scripts/bench-load.mjs. */
+window.__ntpLoad = { boot: performance.now(), origin: performance.timeOrigin };
 
 const COURSE_LOGITS = [3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.5];
 const $ = (sel) => /** @type {HTMLElement} */ (document.querySelector(sel));
@@ -60,7 +62,7 @@ const client = new EngineClient(new URL("./worker.js", import.meta.url), {
   onProgress: showProgress,
   onFatal: recoverFromCrash,
   onEngineState: (msg) => {
-    if (msg.vocab) local.setVocab(msg.vocab.text, msg.vocab.display);
+    if (msg.vocab) local.setVocab(msg.vocab.text, msg.vocab.display, msg.module);
     if (msg.pending) local.setState(msg.pending);
   },
 });
@@ -154,7 +156,10 @@ async function loadModel() {
   scheduleRender();
   let filesFailed = false;
   try {
+    window.__ntpLoad.load_sent ??= performance.now();
     const msg = await client.request("load", { model: entry.source });
+    window.__ntpLoad.ready ??= performance.now();
+    window.__ntpLoad.worker ??= msg.timings;
     view.info = msg.info;
     view.ready = true;
     controls.setVocab(msg.info.vocab_size);
@@ -205,6 +210,8 @@ async function replay() {
     throw err;
   }
   takeReport(msg.report);
+  window.__ntpLoad.first_report ??= performance.now();
+  window.__ntpLoad.prefill_ms ??= msg.ms;
   for (let i = 0; i < state.steps; i++) {
     msg = await client.request("step", { settings: engineSettings() });
     takeReport(msg.report);
@@ -586,6 +593,7 @@ function renderAll({ previewOnly = false } = {}) {
     });
   }
   document.body.dataset.ready = String(view.ready && !!view.report);
+  if (view.ready && view.report) window.__ntpLoad.first_render ??= performance.now();
 }
 
 /**
@@ -774,6 +782,8 @@ function wire() {
 }
 
 async function boot() {
+  // The worker compiles the engine while this thread reads the catalogue.
+  client.startWorker();
   document.body.classList.toggle("embed", state.embed);
   for (const p of parsed.problems) say(p, "error");
   controls = buildControls($("#p-controls .body"), state.settings, onSetting);
@@ -781,7 +791,9 @@ async function boot() {
   showPanels();
   renderChips();
 
+  window.__ntpLoad.controls = performance.now();
   catalogue = await loadCatalogue(new URL("./models/", import.meta.url).href);
+  window.__ntpLoad.catalogue = performance.now();
   if (catalogue.problem && (state.model === null || !catalogue.models.some((m) => m.name === state.model))) {
     say(catalogue.problem, "info", "catalogue");
   }

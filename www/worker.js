@@ -8,7 +8,7 @@
 //   stop                            preview { settings }   rewind { n, settings }
 //   beam { settings }   set_logits { logits, prompt, settings }   train { steps, seed }
 // Worker → page: { id, type, ...payload }, type one of
-//   ready { info, vocab: { text, display } }   progress { loaded, total, what }
+//   ready { info, vocab: { text, display }, module: WebAssembly.Module, timings: { wasm_ms, files_ms?, build_ms } }   progress { loaded, total, what }
 //   report { kind, ..., pending? }   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
 // Every report that can change the engine's state (step, set_logits, train)
 // carries `pending: { logits: Float64Array, history: Uint32Array, position }`
@@ -28,10 +28,43 @@ let stopWanted = false;
 let stopWaiters = [];
 /** The settings the run in progress draws with (a preview updates them). */
 let runSettings = null;
-let engineReady = null;
+
+/**
+ * The engine, compiled as soon as this worker starts (while the page is still
+ * reading its model catalogue) and instantiated here. The compiled module is
+ * also sent to the page with `ready`, so the page's own Previewer instantiates
+ * it without compiling 5 MB of wasm a second time.
+ * @type {Promise<WebAssembly.Module>}
+ */
+const engineReady = (async () => {
+  const module = await compileEngine(new URL("./pkg/nexttoken_bg.wasm", import.meta.url));
+  await init({ module_or_path: module });
+  set_panic_hook();
+  return module;
+})();
+engineReady.catch(() => {}); // the load that awaits it reports the failure
+
+/**
+ * Compile while downloading; a host that serves wasm without the
+ * application/wasm type gets the slower whole-file compile instead.
+ * @param {URL} url
+ * @returns {Promise<WebAssembly.Module>}
+ */
+async function compileEngine(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`could not fetch ${url} (HTTP ${res.status}); is www/pkg/ built (pkg-scripts/build)?`);
+  if (typeof WebAssembly.compileStreaming === "function" && res.headers.get("content-type") === "application/wasm") {
+    return WebAssembly.compileStreaming(res);
+  }
+  return WebAssembly.compile(await res.arrayBuffer());
+}
+
+/** When the request being handled arrived (replies carry the engine's time, `ms`). */
+let requestStart = 0;
 
 self.onmessage = (event) => {
   const msg = event.data;
+  requestStart = performance.now();
   handle(msg).catch((err) => reportError(msg.id, err));
 };
 
@@ -83,7 +116,8 @@ function reply(id, payload) {
  */
 function replyWithState(id, payload, extra = {}) {
   const pending = pendingState();
-  self.postMessage({ id, type: "report", ...payload, ...extra, pending }, [pending.logits.buffer, pending.history.buffer]);
+  const ms = performance.now() - requestStart;
+  self.postMessage({ id, type: "report", ms, ...payload, ...extra, pending }, [pending.logits.buffer, pending.history.buffer]);
 }
 
 /**
@@ -109,31 +143,56 @@ function reportError(id, err) {
 }
 
 /**
- * Initialise wasm once, then build the Playground for a model.
+ * Build the Playground for a model. Its files download while the engine
+ * compiles (a fresh worker does both at once).
  * @param {number} id
  * @param {{ builtin?: string, base?: string }} model
  */
 async function load(id, model) {
-  engineReady ??= init().then(() => set_panic_hook());
-  await engineReady;
+  const t0 = performance.now();
+  const timings = {};
+  const files = model.builtin ? null : fetchModelFiles(id, model.base).then((f) => { timings.files_ms = performance.now() - t0; return f; });
+  files?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+  const module = await engineReady;
+  timings.wasm_ms = performance.now() - t0;
+  const fetched = await files;
   if (pg && typeof pg.free === "function") pg.free();
   pg = null;
+  const t1 = performance.now();
   if (model.builtin) {
     pg = Playground.builtin(model.builtin);
   } else {
-    const base = model.base.endsWith("/") ? model.base : `${model.base}/`;
-    const manifestText = await fetchText(`${base}model.json`);
-    let manifest;
-    try { manifest = JSON.parse(manifestText); } catch { throw new Error(`${base}model.json is not JSON`); }
-    if (manifest.format !== "nexttoken-model") throw new Error(`${base}model.json is not a nexttoken model manifest`);
-    const tokenizer = await fetchText(`${base}${manifest.tokenizer}`);
-    // The cache key carries a hash of the manifest, so a new model under the
-    // same name is fetched again instead of served stale.
-    const weights = await fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText));
-    pg = Playground.from_files(manifestText, weights, tokenizer);
+    pg = Playground.from_files(fetched.manifestText, fetched.weights, fetched.tokenizer);
   }
+  timings.build_ms = performance.now() - t1;
   // Once per model: the page's Previewer names tokens from these.
-  self.postMessage({ id, type: "ready", info: pg.info(), vocab: { text: pg.vocab_text(), display: pg.vocab_display() } });
+  const t2 = performance.now();
+  const vocab = { text: pg.vocab_text(), display: pg.vocab_display() };
+  timings.vocab_ms = performance.now() - t2;
+  timings.sent = performance.timeOrigin + performance.now();
+  self.postMessage({ id, type: "ready", info: pg.info(), vocab, module, timings });
+}
+
+/**
+ * A trained model's three files: manifest, tokenizer, weights (the weights
+ * through the Cache API, with progress reports).
+ * @param {number} id
+ * @param {string} base
+ * @returns {Promise<{ manifestText: string, tokenizer: string, weights: Uint8Array }>}
+ */
+async function fetchModelFiles(id, base) {
+  base = base.endsWith("/") ? base : `${base}/`;
+  const manifestText = await fetchText(`${base}model.json`);
+  let manifest;
+  try { manifest = JSON.parse(manifestText); } catch { throw new Error(`${base}model.json is not JSON`); }
+  if (manifest.format !== "nexttoken-model") throw new Error(`${base}model.json is not a nexttoken model manifest`);
+  // The cache key carries a hash of the manifest, so a new model under the
+  // same name is fetched again instead of served stale.
+  const [tokenizer, weights] = await Promise.all([
+    fetchText(`${base}${manifest.tokenizer}`),
+    fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText)),
+  ]);
+  return { manifestText, tokenizer, weights };
 }
 
 /**
@@ -200,6 +259,7 @@ async function run(id, settings) {
   try {
     for (let i = 0; i < settings.max_new; i++) {
       if (stopWanted) { why = "stopped"; break; }
+      requestStart = performance.now();
       const report = pg.step(runSettings);
       replyWithState(id, { kind: "step", report }, { final: false });
       if (report.stop) { why = report.stop; break; }

@@ -216,8 +216,7 @@ pub fn describe(
     position: usize,
     names: Describer,
 ) -> Result<(Distribution, Vec<f64>)> {
-    let stages = rules::run_pipeline_on(&summary.raw, history, settings)?;
-    let alone = rules::run_rules_alone_on(&summary.raw, settings)?;
+    let (stages, alone) = rules::run_pipeline_and_rules_alone(&summary.raw, history, settings)?;
     let raw = summary.raw.logits.as_slice();
     let top = summary.top(top_n);
     let raw_probs = &stages[0].probs;

@@ -265,6 +265,32 @@ proptest! {
         prop_assert_eq!(&stages[stages.len() - 1].probs, &stages[stages.len() - 2].probs);
     }
 
+    /// The stages before any truncation are computed from nearby ones (only
+    /// the penalised, biased or banned tokens get a fresh exponential); they
+    /// must equal the softmax of the logits each rule produces, computed here
+    /// directly from the rule functions.
+    #[test]
+    fn stages_before_truncation_equal_the_direct_softmax((z, history, s) in any_case()) {
+        let s = RuleSettings { order: Order::HuggingFace, ..s };
+        let Ok(stages) = run_pipeline(&z, &history, &s) else { return Ok(()); };
+        let recent = select_recent(&history, s.penalty_window);
+        let penalised = penalize_presence_frequency(
+            &penalize_repetition(&z, recent, s.repetition_penalty, s.penalty_mode),
+            recent, s.presence_penalty, s.frequency_penalty);
+        let biased = apply_bias_and_bans(&penalised, &s.logit_bias, &s.banned);
+        let tempered = scale_by_temperature(&biased, s.temperature);
+        for (name, logits) in [("penalties", &penalised), ("bias_bans", &biased), ("temperature", &tempered)] {
+            let want = softmax(logits);
+            let got = &stage(&stages, name).probs;
+            for i in 0..z.len() {
+                prop_assert!((got[i] - want[i]).abs() <= 1e-12 * want[i].max(got[i]) + 1e-300,
+                    "{name}[{i}]: {} vs {}", got[i], want[i]);
+                prop_assert_eq!(got[i] > 0.0, want[i] > 0.0, "{}[{}] kept differs", name, i);
+            }
+            prop_assert!((stage(&stages, name).entropy_nats - entropy_nats(&want)).abs() < 1e-9);
+        }
+    }
+
     #[test]
     fn orders_agree_at_temperature_one((z, history, s) in any_case()) {
         let hf = RuleSettings { temperature: 1.0, order: Order::HuggingFace, ..s.clone() };

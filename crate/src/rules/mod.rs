@@ -24,15 +24,17 @@ pub use draw::sample_inverse_cdf;
 pub use exp::exp;
 pub use min_p::min_p_mask;
 pub use penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
-pub use pipeline::{renormalize_kept, run_pipeline, run_pipeline_on, run_rules_alone, run_rules_alone_on};
+pub use pipeline::{
+    renormalize_kept, run_pipeline, run_pipeline_and_rules_alone, run_pipeline_on, run_rules_alone, run_rules_alone_on,
+};
 pub use raw::RawDistribution;
 pub use settings::{
     MAX_ABS_BIAS, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE, MIN_TEMPERATURE,
     Order, PenaltyMode, RuleSettings,
 };
 pub use softmax::{
-    Softmax, argmax, entropy_bits, entropy_nats, entropy_nats_at_temperature, entropy_nats_from_logits, softmax,
-    softmax_parts,
+    Nearby, Softmax, argmax, entropy_bits, entropy_nats, entropy_nats_at_temperature, entropy_nats_from_logits, softmax,
+    softmax_near, softmax_parts,
 };
 pub use stage::Stage;
 pub use temperature::scale_by_temperature;

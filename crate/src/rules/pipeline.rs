@@ -9,7 +9,7 @@ use super::min_p::min_p_mask;
 use super::penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
 use super::raw::RawDistribution;
 use super::settings::{Order, RuleSettings};
-use super::softmax::{argmax, entropy_nats_from_logits};
+use super::softmax::{Nearby, Softmax, argmax, entropy_nats_from_logits, softmax_parts};
 use super::stage::Stage;
 use super::temperature::scale_by_temperature;
 use super::top_k::top_k_mask;
@@ -37,8 +37,52 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
 /// `run_pipeline` on a raw distribution measured beforehand (once per
 /// position, however many times the settings change).
 pub fn run_pipeline_on(raw_dist: &RawDistribution, history: &[u32], s: &RuleSettings) -> Result<Vec<Stage>> {
+    s.validate(raw_dist.logits.len())?;
+    pipeline(raw_dist, &Tempered::new(raw_dist, s.temperature), history, s)
+}
+
+/// The pipeline and every rule alone (what the panels show), sharing the
+/// work they have in common.
+pub fn run_pipeline_and_rules_alone(
+    raw_dist: &RawDistribution,
+    history: &[u32],
+    s: &RuleSettings,
+) -> Result<(Vec<Stage>, Vec<Stage>)> {
+    s.validate(raw_dist.logits.len())?;
+    let tempered = Tempered::new(raw_dist, s.temperature);
+    Ok((pipeline(raw_dist, &tempered, history, s)?, rules_alone(raw_dist, &tempered, s)))
+}
+
+/// softmax(raw / tau) with the scaled logits, for tau other than 0 and 1: the
+/// "temperature" rule alone, and the distribution the pipeline's temperature
+/// stage is near (the penalties and biases change only a few tokens).
+struct Tempered {
+    logits: Vec<f64>,
+    softmax: Softmax,
+}
+
+impl Tempered {
+    fn new(raw: &RawDistribution, tau: f64) -> Option<Self> {
+        if tau == 0.0 || tau == 1.0 {
+            return None;
+        }
+        let logits = scale_by_temperature(&raw.logits, tau);
+        let softmax = softmax_parts(&logits);
+        Some(Self { logits, softmax })
+    }
+
+    fn nearby(&self) -> Nearby<'_> {
+        Nearby { logits: &self.logits, probs: &self.softmax.probs, log_norm: self.softmax.log_norm }
+    }
+}
+
+fn pipeline(
+    raw_dist: &RawDistribution,
+    tempered: &Option<Tempered>,
+    history: &[u32],
+    s: &RuleSettings,
+) -> Result<Vec<Stage>> {
     let raw_logits = raw_dist.logits.as_slice();
-    s.validate(raw_logits.len())?;
     check_history(history, raw_logits.len())?;
 
     let raw_probs = &raw_dist.probs;
@@ -53,8 +97,9 @@ pub fn run_pipeline_on(raw_dist: &RawDistribution, history: &[u32], s: &RuleSett
         z = penalize_repetition(&z, recent, s.repetition_penalty, s.penalty_mode);
         z = penalize_presence_frequency(&z, recent, s.presence_penalty, s.frequency_penalty);
     }
+    let raw_near = Nearby { logits: raw_logits, probs: raw_probs, log_norm: raw_dist.log_norm };
     let penalties = if penalties_on {
-        let (stage, norm) = Stage::from_logits_with_norm("penalties", &z, raw_probs);
+        let (stage, norm) = Stage::from_logits_near("penalties", &z, &raw_near, raw_probs);
         log_norm = norm;
         stage
     } else {
@@ -63,14 +108,16 @@ pub fn run_pipeline_on(raw_dist: &RawDistribution, history: &[u32], s: &RuleSett
 
     let bias_on = !s.logit_bias.is_empty() || !s.banned.is_empty();
     let bias_bans = if bias_on {
-        z = apply_bias_and_bans(&z, &s.logit_bias, &s.banned);
+        let before = z;
+        z = apply_bias_and_bans(&before, &s.logit_bias, &s.banned);
         if z.iter().all(|&v| v == f64::NEG_INFINITY) {
             crate::bail!(
                 "every token is banned (or has logit -inf): at least one of the {} tokens must stay allowed",
                 z.len()
             );
         }
-        let (stage, norm) = Stage::from_logits_with_norm("bias_bans", &z, raw_probs);
+        let near = Nearby { logits: &before, probs: &penalties.probs, log_norm };
+        let (stage, norm) = Stage::from_logits_near("bias_bans", &z, &near, raw_probs);
         log_norm = norm;
         stage
     } else {
@@ -78,7 +125,7 @@ pub fn run_pipeline_on(raw_dist: &RawDistribution, history: &[u32], s: &RuleSett
     };
 
     let mut stages = vec![raw, penalties, bias_bans];
-    let mut walk = Walk { z, log_norm, raw_probs };
+    let mut walk = Walk { z, log_norm, raw_probs, tempered };
     match s.order {
         Order::HuggingFace => {
             stages.push(walk.apply_temperature(&stages[stages.len() - 1], s.temperature));
@@ -104,25 +151,32 @@ pub fn run_rules_alone(raw_logits: &[f64], s: &RuleSettings) -> Result<Vec<Stage
 /// `run_rules_alone` on a raw distribution measured beforehand.
 pub fn run_rules_alone_on(raw: &RawDistribution, s: &RuleSettings) -> Result<Vec<Stage>> {
     s.validate(raw.logits.len())?;
+    Ok(rules_alone(raw, &Tempered::new(raw, s.temperature), s))
+}
+
+fn rules_alone(raw: &RawDistribution, tempered: &Option<Tempered>, s: &RuleSettings) -> Vec<Stage> {
     let raw_probs = &raw.probs;
 
     let mut one_hot = vec![0.0; raw_probs.len()];
     one_hot[argmax(&raw.logits)] = 1.0;
     let greedy = Stage::with_entropy("greedy", one_hot, 0.0, raw_probs);
 
-    let temperature = if s.temperature == 1.0 {
-        raw.stage.renamed("temperature")
-    } else {
-        Stage::from_logits("temperature", &scale_by_temperature(&raw.logits, s.temperature), raw_probs)
+    let temperature = match tempered {
+        Some(t) => {
+            let nats = entropy_nats_from_logits(&t.softmax.probs, &t.logits, t.softmax.log_norm);
+            Stage::with_entropy("temperature", t.softmax.probs.clone(), nats, raw_probs)
+        }
+        None if s.temperature == 1.0 => raw.stage.renamed("temperature"),
+        None => Stage::from_logits("temperature", &scale_by_temperature(&raw.logits, s.temperature), raw_probs),
     };
 
-    Ok(vec![
+    vec![
         greedy,
         temperature,
         raw.truncated("top_k", &raw.top_k_mask(s.top_k)),
         raw.truncated("top_p", &raw.top_p_mask(s.top_p)),
         raw.truncated("min_p", &min_p_mask(raw_probs, s.min_p)),
-    ])
+    ]
 }
 
 /// Zeroes the tokens outside `mask` and rescales the rest to sum to 1.
@@ -163,6 +217,9 @@ struct Walk<'a> {
     z: Vec<f64>,
     log_norm: f64,
     raw_probs: &'a [f64],
+    /// softmax(raw / tau): where the temperature stage starts from while
+    /// nothing has been truncated yet (Hugging Face order).
+    tempered: &'a Option<Tempered>,
 }
 
 impl Walk<'_> {
@@ -172,7 +229,10 @@ impl Walk<'_> {
             return previous.renamed("temperature");
         }
         self.z = scale_by_temperature(&self.z, tau);
-        let (stage, log_norm) = Stage::from_logits_with_norm("temperature", &self.z, self.raw_probs);
+        let (stage, log_norm) = match self.tempered {
+            Some(t) => Stage::from_logits_near("temperature", &self.z, &t.nearby(), self.raw_probs),
+            None => Stage::from_logits_with_norm("temperature", &self.z, self.raw_probs),
+        };
         self.log_norm = log_norm;
         self.drop_unkept(&stage.kept);
         stage

@@ -53,9 +53,70 @@ pub fn softmax_parts(logits: &[f64]) -> Softmax {
         return Softmax { probs, log_norm: f64::INFINITY };
     }
     // Subtracting the max keeps every exponent <= 0: no overflow at tau = 1e-4.
-    let exps: Vec<f64> = logits.iter().map(|&z| exp(z - max)).collect();
-    let total: f64 = exps.iter().sum();
-    Softmax { probs: exps.into_iter().map(|e| e / total).collect(), log_norm: max + total.ln() }
+    // Normalised in place: one allocation per softmax.
+    let mut probs: Vec<f64> = logits.iter().map(|&z| exp(z - max)).collect();
+    let total: f64 = probs.iter().sum();
+    for p in &mut probs {
+        *p /= total;
+    }
+    Softmax { probs, log_norm: max + total.ln() }
+}
+
+/// A distribution already measured, near which another is wanted.
+pub struct Nearby<'a> {
+    pub logits: &'a [f64],
+    pub probs: &'a [f64],
+    pub log_norm: f64,
+}
+
+/// `softmax_parts(logits)`, computed from a `base` whose logits differ from
+/// these in only a few places (a penalty or a bias touches the recent or the
+/// chosen tokens; the rest of a 49,152-token vocabulary is unchanged). An
+/// unchanged token's probability is the base's times one common factor, so
+/// only the changed tokens need an exponential. Agrees with `softmax_parts`
+/// to a few ulp; falls back to it when many logits changed, when the base's
+/// normaliser is not finite, or when the normaliser falls and a token the
+/// base rounded to 0 might come back.
+pub fn softmax_near(logits: &[f64], base: &Nearby) -> Softmax {
+    let n = logits.len();
+    if base.logits.len() != n || !base.log_norm.is_finite() {
+        return softmax_parts(logits);
+    }
+    let mut changed = Vec::new();
+    for (i, (z, b)) in logits.iter().zip(base.logits).enumerate() {
+        if z.to_bits() != b.to_bits() {
+            if changed.len() * 8 >= n {
+                return softmax_parts(logits);
+            }
+            changed.push(i);
+        }
+    }
+    if changed.iter().any(|&i| logits[i] == f64::INFINITY || logits[i].is_nan()) {
+        return softmax_parts(logits);
+    }
+    // Both sums in units of the base's normaliser: unchanged tokens keep p_i,
+    // changed ones bring exp(z_i - log_norm) (finite: |bias| <= 100).
+    let mut is_changed = vec![false; n];
+    for &i in &changed {
+        is_changed[i] = true;
+    }
+    let (mut unchanged_mass, mut any_zero) = (0.0, false);
+    for (&p, &c) in base.probs.iter().zip(&is_changed) {
+        if !c {
+            unchanged_mass += p;
+            any_zero |= p == 0.0;
+        }
+    }
+    let changed_exps: Vec<f64> = changed.iter().map(|&i| exp(logits[i] - base.log_norm)).collect();
+    let ratio = unchanged_mass + changed_exps.iter().sum::<f64>();
+    if !(ratio > 0.0 && ratio.is_finite()) || (ratio < 1.0 && any_zero) {
+        return softmax_parts(logits);
+    }
+    let mut probs: Vec<f64> = base.probs.iter().map(|&p| p / ratio).collect();
+    for (&i, &e) in changed.iter().zip(&changed_exps) {
+        probs[i] = e / ratio;
+    }
+    Softmax { probs, log_norm: base.log_norm + ratio.ln() }
 }
 
 /// Shannon entropy in nats of `probs`, given that `ln p_i = logits_i -
@@ -189,6 +250,29 @@ mod tests {
         let parts = softmax_parts(&one_hot);
         assert_eq!(entropy_nats_from_logits(&parts.probs, &one_hot, parts.log_norm), 0.0);
         assert_eq!(entropy_nats_at_temperature(&one_hot, 1.0), 0.0);
+    }
+
+    #[test]
+    fn a_nearby_softmax_agrees_with_the_direct_one() {
+        let mut rng = crate::rng::Rng::new(5);
+        let base_z: Vec<f64> = (0..500).map(|_| rng.next_normal() * 3.0).collect();
+        let base = softmax_parts(&base_z);
+        let near = Nearby { logits: &base_z, probs: &base.probs, log_norm: base.log_norm };
+        for case in 0..4 {
+            let mut z = base_z.clone();
+            match case {
+                0 => z[7] /= 1.3,                              // a penalty
+                1 => { z[3] += 8.0; z[400] = f64::NEG_INFINITY } // a bias and a ban
+                2 => { let top = argmax(&z); z[top] -= 50.0 }  // the top token pushed down
+                _ => {}                                        // nothing changed
+            }
+            let (got, want) = (softmax_near(&z, &near), softmax_parts(&z));
+            for (g, w) in got.probs.iter().zip(&want.probs) {
+                assert!((g - w).abs() <= 1e-14 * w, "case {case}: {g} vs {w}");
+                assert_eq!(*g > 0.0, *w > 0.0);
+            }
+            assert!((got.log_norm - want.log_norm).abs() < 1e-13 * want.log_norm.abs().max(1.0));
+        }
     }
 
     #[test]

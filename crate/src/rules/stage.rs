@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::softmax::{Softmax, entropy_nats, entropy_nats_from_logits, softmax_parts};
+use super::softmax::{Nearby, Softmax, entropy_nats, entropy_nats_from_logits, softmax_near, softmax_parts};
 
 /// The distribution after one stage of the pipeline (or one rule alone).
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -35,6 +35,13 @@ impl Stage {
         (Self::with_entropy(name, probs, nats, raw_probs), log_norm)
     }
 
+    /// `from_logits_with_norm`, computed from a nearby distribution (see `softmax_near`).
+    pub fn from_logits_near(name: &str, logits: &[f64], base: &Nearby, raw_probs: &[f64]) -> (Self, f64) {
+        let Softmax { probs, log_norm } = softmax_near(logits, base);
+        let nats = entropy_nats_from_logits(&probs, logits, log_norm);
+        (Self::with_entropy(name, probs, nats, raw_probs), log_norm)
+    }
+
     /// Measures an already normalised distribution against the raw probabilities.
     pub fn from_probs(name: &str, probs: Vec<f64>, raw_probs: &[f64]) -> Self {
         let nats = entropy_nats(&probs);
@@ -44,13 +51,14 @@ impl Stage {
     /// A distribution whose entropy (in nats) is already known.
     pub(crate) fn with_entropy(name: &str, probs: Vec<f64>, entropy_nats: f64, raw_probs: &[f64]) -> Self {
         let kept: Vec<bool> = probs.iter().map(|&p| p > 0.0).collect();
-        let kept_count = kept.iter().filter(|&&k| k).count();
-        let kept_mass = raw_probs
-            .iter()
-            .zip(&kept)
-            .filter(|(_, k)| **k)
-            .map(|(p, _)| p)
-            .sum();
+        // One pass for the kept set's size and raw mass.
+        let (mut kept_count, mut kept_mass) = (0, 0.0);
+        for (&k, &raw) in kept.iter().zip(raw_probs) {
+            if k {
+                kept_count += 1;
+                kept_mass += raw;
+            }
+        }
         Self {
             name: name.to_string(),
             entropy_bits: entropy_nats / std::f64::consts::LN_2,

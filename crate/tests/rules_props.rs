@@ -291,6 +291,15 @@ proptest! {
         }
     }
 
+    /// The pipeline's top-k reads a hint off the raw ranking; the set must be
+    /// exactly the rule's on the stage before it.
+    #[test]
+    fn pipeline_top_k_is_the_rule_on_the_stage_before((z, history, s) in any_case()) {
+        let Ok(stages) = run_pipeline(&z, &history, &s) else { return Ok(()); };
+        let before = match s.order { Order::HuggingFace => "temperature", Order::LlamaCpp => "bias_bans" };
+        prop_assert_eq!(&stage(&stages, "top_k").kept, &top_k_mask(&stage(&stages, before).probs, s.top_k));
+    }
+
     #[test]
     fn orders_agree_at_temperature_one((z, history, s) in any_case()) {
         let hf = RuleSettings { temperature: 1.0, order: Order::HuggingFace, ..s.clone() };

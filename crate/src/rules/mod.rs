@@ -38,5 +38,5 @@ pub use softmax::{
 };
 pub use stage::Stage;
 pub use temperature::scale_by_temperature;
-pub use top_k::top_k_mask;
+pub use top_k::{top_k_mask, top_k_mask_hinted};
 pub use top_p::top_p_mask;

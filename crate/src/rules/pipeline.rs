@@ -12,7 +12,7 @@ use super::settings::{Order, RuleSettings};
 use super::softmax::{Nearby, Softmax, argmax, entropy_nats_from_logits, softmax_parts};
 use super::stage::Stage;
 use super::temperature::scale_by_temperature;
-use super::top_k::top_k_mask;
+use super::top_k::top_k_mask_hinted;
 use super::top_p::top_p_mask;
 use crate::error::Result;
 
@@ -125,7 +125,11 @@ fn pipeline(
     };
 
     let mut stages = vec![raw, penalties, bias_bans];
-    let mut walk = Walk { z, log_norm, raw_probs, tempered };
+    // Tokens near the top now: the raw ranking's first k, plus room for every
+    // token a penalty, bias or ban may have moved (temperature keeps the order).
+    let moved = recent.len() + s.logit_bias.len() + s.banned.len();
+    let near_top = &raw_dist.order[..(s.top_k + moved).min(raw_dist.order.len())];
+    let mut walk = Walk { z, log_norm, raw_probs, tempered, near_top };
     match s.order {
         Order::HuggingFace => {
             stages.push(walk.apply_temperature(&stages[stages.len() - 1], s.temperature));
@@ -220,6 +224,8 @@ struct Walk<'a> {
     /// softmax(raw / tau): where the temperature stage starts from while
     /// nothing has been truncated yet (Hugging Face order).
     tempered: &'a Option<Tempered>,
+    /// A hint for top-k (see `top_k_mask_hinted`).
+    near_top: &'a [u32],
 }
 
 impl Walk<'_> {
@@ -239,7 +245,8 @@ impl Walk<'_> {
     }
 
     fn push_truncations(&mut self, stages: &mut Vec<Stage>, s: &RuleSettings) {
-        self.push_truncation(stages, "top_k", |p| top_k_mask(p, s.top_k));
+        let near_top = self.near_top;
+        self.push_truncation(stages, "top_k", |p| top_k_mask_hinted(p, s.top_k, near_top));
         self.push_truncation(stages, "top_p", |p| top_p_mask(p, s.top_p));
         self.push_truncation(stages, "min_p", |p| min_p_mask(p, s.min_p));
     }

@@ -1,6 +1,6 @@
 //! Top-k: keep the k most likely tokens.
 
-use super::ranking::{collect_candidates, mask_of, partition_best};
+use super::ranking::{Candidate, collect_candidates, mask_of, partition_best};
 
 /// Returns the mask of the `k` most probable tokens among those with
 /// probability > 0. `k = 0` means off: every possible token is kept.
@@ -19,6 +19,33 @@ pub fn top_k_mask(probs: &[f64], k: usize) -> Vec<bool> {
     mask_of(&candidates[..take], probs.len())
 }
 
+/// `top_k_mask(probs, k)`, without ranking the whole vocabulary: `hint`
+/// names tokens likely to be near the top (the raw ranking's first
+/// `k + changed` when only a few logits changed since). The k-th largest
+/// probability among them, t, is a floor: at least k tokens reach it, so
+/// every token of the true top k does too, and the exact selection runs on
+/// just the tokens at or above t. Any hint gives the same mask; a poor one
+/// only costs time.
+pub fn top_k_mask_hinted(probs: &[f64], k: usize, hint: &[u32]) -> Vec<bool> {
+    if k == 0 || hint.len() < k {
+        return top_k_mask(probs, k);
+    }
+    let mut hinted: Vec<f64> = hint.iter().map(|&id| probs[id as usize]).collect();
+    hinted.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    let floor = hinted[k - 1];
+    if !(floor > 0.0) {
+        return top_k_mask(probs, k);
+    }
+    let mut candidates: Vec<Candidate> = probs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| **p >= floor)
+        .map(|(i, &p)| (p, i as u32))
+        .collect();
+    partition_best(&mut candidates, k);
+    mask_of(&candidates[..k], probs.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,6 +60,22 @@ mod tests {
     fn ties_at_the_boundary_go_to_the_lower_id() {
         let kept = top_k_mask(&[0.2, 0.2, 0.4, 0.2], 2);
         assert_eq!(kept, vec![true, false, true, false]);
+    }
+
+    #[test]
+    fn any_hint_gives_the_exact_mask() {
+        let mut rng = crate::rng::Rng::new(11);
+        for _ in 0..300 {
+            let n = 1 + (rng.next_u64() % 200) as usize;
+            // Coarse values, so ties at the boundary are common; some zeros.
+            let probs: Vec<f64> = (0..n).map(|_| (rng.next_u64() % 6) as f64 / 10.0).collect();
+            let k = (rng.next_u64() % (n as u64 + 2)) as usize;
+            let hint: Vec<u32> = (0..(rng.next_u64() % (n as u64 + 1))).map(|_| (rng.next_u64() % n as u64) as u32).collect();
+            let mut unique = hint.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(top_k_mask_hinted(&probs, k, &unique), top_k_mask(&probs, k), "k {k}, probs {probs:?}, hint {unique:?}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::counters::Counters;
 use crate::error::Result;
-use crate::rules::{self, RawDistribution, RuleSettings, Stage};
+use crate::rules::{self, RawDistribution, RuleSettings, Stage, StageMemo};
 use crate::tokenizer::Tokenizer;
 
 /// One vocabulary entry as the panels show it.
@@ -182,6 +182,8 @@ pub struct PositionSummary {
     pub curve: Vec<CurvePoint>,
     /// `top_indices(logits, TOP_KEPT)`: the panels' top rows for any top_n up to it.
     top: Vec<usize>,
+    /// The stages the last preview made that the next may reuse.
+    memo: StageMemo,
 }
 
 /// How many of the highest raw logits a summary ranks ahead of time.
@@ -193,7 +195,7 @@ impl PositionSummary {
         let raw = RawDistribution::new(logits)?;
         let curve = entropy_curve(&raw.logits);
         let top = top_indices(&raw.logits, TOP_KEPT);
-        Ok(Self { raw, curve, top })
+        Ok(Self { raw, curve, top, memo: StageMemo::default() })
     }
 
     /// `top_indices(logits, n)`, from the ranking made ahead when it covers n.
@@ -216,7 +218,7 @@ pub fn describe(
     position: usize,
     names: Describer,
 ) -> Result<(Distribution, Vec<f64>)> {
-    let (stages, alone) = rules::run_pipeline_and_rules_alone(&summary.raw, history, settings)?;
+    let (stages, alone) = rules::run_pipeline_and_rules_alone_memo(&summary.raw, &summary.memo, history, settings)?;
     let raw = summary.raw.logits.as_slice();
     let top = summary.top(top_n);
     let raw_probs = &stages[0].probs;

@@ -7,6 +7,7 @@
 mod bias;
 mod draw;
 mod exp;
+mod memo;
 mod min_p;
 mod penalties;
 mod pipeline;
@@ -22,6 +23,7 @@ mod top_p;
 pub use bias::apply_bias_and_bans;
 pub use draw::sample_inverse_cdf;
 pub use exp::exp;
+pub use memo::{StageMemo, run_pipeline_and_rules_alone_memo};
 pub use min_p::min_p_mask;
 pub use penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
 pub use pipeline::{

@@ -56,13 +56,13 @@ pub fn run_pipeline_and_rules_alone(
 /// softmax(raw / tau) with the scaled logits, for tau other than 0 and 1: the
 /// "temperature" rule alone, and the distribution the pipeline's temperature
 /// stage is near (the penalties and biases change only a few tokens).
-struct Tempered {
+pub(crate) struct Tempered {
     logits: Vec<f64>,
     softmax: Softmax,
 }
 
 impl Tempered {
-    fn new(raw: &RawDistribution, tau: f64) -> Option<Self> {
+    pub(crate) fn new(raw: &RawDistribution, tau: f64) -> Option<Self> {
         if tau == 0.0 || tau == 1.0 {
             return None;
         }
@@ -82,48 +82,77 @@ fn pipeline(
     history: &[u32],
     s: &RuleSettings,
 ) -> Result<Vec<Stage>> {
-    let raw_logits = raw_dist.logits.as_slice();
-    check_history(history, raw_logits.len())?;
+    check_history(history, raw_dist.logits.len())?;
+    let prefix = Prefix::new(raw_dist, history, s)?;
+    Ok(pipeline_after_prefix(raw_dist, tempered, history, s, prefix))
+}
 
-    let raw_probs = &raw_dist.probs;
-    let raw = raw_dist.stage.clone();
-    let mut log_norm = raw_dist.log_norm;
+/// The stages no temperature, top-k, top-p or min-p changes: the penalties
+/// and the bias and bans, with the logits they leave.
+#[derive(Clone, Debug)]
+pub(crate) struct Prefix {
+    penalties: Stage,
+    bias_bans: Stage,
+    z: Vec<f64>,
+    log_norm: f64,
+}
 
-    let recent = select_recent(history, s.penalty_window);
-    let mut z = raw_logits.to_vec();
-    let penalties_on = !recent.is_empty()
-        && (s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0);
-    if penalties_on {
-        z = penalize_repetition(&z, recent, s.repetition_penalty, s.penalty_mode);
-        z = penalize_presence_frequency(&z, recent, s.presence_penalty, s.frequency_penalty);
-    }
-    let raw_near = Nearby { logits: raw_logits, probs: raw_probs, log_norm: raw_dist.log_norm };
-    let penalties = if penalties_on {
-        let (stage, norm) = Stage::from_logits_near("penalties", &z, &raw_near, raw_probs);
-        log_norm = norm;
-        stage
-    } else {
-        raw.renamed("penalties")
-    };
+impl Prefix {
+    pub(crate) fn new(raw_dist: &RawDistribution, history: &[u32], s: &RuleSettings) -> Result<Self> {
+        let raw_logits = raw_dist.logits.as_slice();
+        let raw_probs = &raw_dist.probs;
+        let mut log_norm = raw_dist.log_norm;
 
-    let bias_on = !s.logit_bias.is_empty() || !s.banned.is_empty();
-    let bias_bans = if bias_on {
-        let before = z;
-        z = apply_bias_and_bans(&before, &s.logit_bias, &s.banned);
-        if z.iter().all(|&v| v == f64::NEG_INFINITY) {
-            crate::bail!(
-                "every token is banned (or has logit -inf): at least one of the {} tokens must stay allowed",
-                z.len()
-            );
+        let recent = select_recent(history, s.penalty_window);
+        let mut z = raw_logits.to_vec();
+        let penalties_on = !recent.is_empty()
+            && (s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0);
+        if penalties_on {
+            z = penalize_repetition(&z, recent, s.repetition_penalty, s.penalty_mode);
+            z = penalize_presence_frequency(&z, recent, s.presence_penalty, s.frequency_penalty);
         }
-        let near = Nearby { logits: &before, probs: &penalties.probs, log_norm };
-        let (stage, norm) = Stage::from_logits_near("bias_bans", &z, &near, raw_probs);
-        log_norm = norm;
-        stage
-    } else {
-        penalties.renamed("bias_bans")
-    };
+        let raw_near = Nearby { logits: raw_logits, probs: raw_probs, log_norm: raw_dist.log_norm };
+        let penalties = if penalties_on {
+            let (stage, norm) = Stage::from_logits_near("penalties", &z, &raw_near, raw_probs);
+            log_norm = norm;
+            stage
+        } else {
+            raw_dist.stage.renamed("penalties")
+        };
 
+        let bias_on = !s.logit_bias.is_empty() || !s.banned.is_empty();
+        let bias_bans = if bias_on {
+            let before = z;
+            z = apply_bias_and_bans(&before, &s.logit_bias, &s.banned);
+            if z.iter().all(|&v| v == f64::NEG_INFINITY) {
+                crate::bail!(
+                    "every token is banned (or has logit -inf): at least one of the {} tokens must stay allowed",
+                    z.len()
+                );
+            }
+            let near = Nearby { logits: &before, probs: &penalties.probs, log_norm };
+            let (stage, norm) = Stage::from_logits_near("bias_bans", &z, &near, raw_probs);
+            log_norm = norm;
+            stage
+        } else {
+            penalties.renamed("bias_bans")
+        };
+        Ok(Self { penalties, bias_bans, z, log_norm })
+    }
+}
+
+/// The pipeline from its prefix on: temperature and the truncations in `s.order`.
+pub(crate) fn pipeline_after_prefix(
+    raw_dist: &RawDistribution,
+    tempered: &Option<Tempered>,
+    history: &[u32],
+    s: &RuleSettings,
+    prefix: Prefix,
+) -> Vec<Stage> {
+    let raw_probs = &raw_dist.probs;
+    let Prefix { penalties, bias_bans, z, log_norm } = prefix;
+    let raw = raw_dist.stage.clone();
+    let recent = select_recent(history, s.penalty_window);
     let mut stages = vec![raw, penalties, bias_bans];
     // Tokens near the top now: the raw ranking's first k, plus room for every
     // token a penalty, bias or ban may have moved (temperature keeps the order).
@@ -142,7 +171,7 @@ fn pipeline(
     }
     let last = stages[stages.len() - 1].renamed("final");
     stages.push(last);
-    Ok(stages)
+    stages
 }
 
 /// Each rule alone on the raw logits: "greedy", "temperature" (at
@@ -159,28 +188,32 @@ pub fn run_rules_alone_on(raw: &RawDistribution, s: &RuleSettings) -> Result<Vec
 }
 
 fn rules_alone(raw: &RawDistribution, tempered: &Option<Tempered>, s: &RuleSettings) -> Vec<Stage> {
-    let raw_probs = &raw.probs;
-
-    let mut one_hot = vec![0.0; raw_probs.len()];
-    one_hot[argmax(&raw.logits)] = 1.0;
-    let greedy = Stage::with_entropy("greedy", one_hot, 0.0, raw_probs);
-
-    let temperature = match tempered {
-        Some(t) => {
-            let nats = entropy_nats_from_logits(&t.softmax.probs, &t.logits, t.softmax.log_norm);
-            Stage::with_entropy("temperature", t.softmax.probs.clone(), nats, raw_probs)
-        }
-        None if s.temperature == 1.0 => raw.stage.renamed("temperature"),
-        None => Stage::from_logits("temperature", &scale_by_temperature(&raw.logits, s.temperature), raw_probs),
-    };
-
     vec![
-        greedy,
-        temperature,
+        greedy_alone(raw),
+        temperature_alone(raw, tempered, s.temperature),
         raw.truncated("top_k", &raw.top_k_mask(s.top_k)),
         raw.truncated("top_p", &raw.top_p_mask(s.top_p)),
-        raw.truncated("min_p", &min_p_mask(raw_probs, s.min_p)),
+        raw.truncated("min_p", &min_p_mask(&raw.probs, s.min_p)),
     ]
+}
+
+/// The "greedy" column: all the mass on the raw argmax.
+pub(crate) fn greedy_alone(raw: &RawDistribution) -> Stage {
+    let mut one_hot = vec![0.0; raw.probs.len()];
+    one_hot[argmax(&raw.logits)] = 1.0;
+    Stage::with_entropy("greedy", one_hot, 0.0, &raw.probs)
+}
+
+/// The "temperature" column: softmax(raw / tau).
+pub(crate) fn temperature_alone(raw: &RawDistribution, tempered: &Option<Tempered>, tau: f64) -> Stage {
+    match tempered {
+        Some(t) => {
+            let nats = entropy_nats_from_logits(&t.softmax.probs, &t.logits, t.softmax.log_norm);
+            Stage::with_entropy("temperature", t.softmax.probs.clone(), nats, &raw.probs)
+        }
+        None if tau == 1.0 => raw.stage.renamed("temperature"),
+        None => Stage::from_logits("temperature", &scale_by_temperature(&raw.logits, tau), &raw.probs),
+    }
 }
 
 /// Zeroes the tokens outside `mask` and rescales the rest to sum to 1.
@@ -281,7 +314,7 @@ impl Walk<'_> {
     }
 }
 
-fn check_history(history: &[u32], vocab_size: usize) -> Result<()> {
+pub(crate) fn check_history(history: &[u32], vocab_size: usize) -> Result<()> {
     if let Some((pos, id)) = history
         .iter()
         .enumerate()

@@ -5,14 +5,18 @@
 //     DOM holds the new numbers (the frame that paints them). Moves are
 //     ArrowRight/ArrowLeft presses on the focused temperature slider, one at a
 //     time (each waits for its record).
-//   - rules + render for V = 49,152 (bench only, nothing of it ships): a wasm
-//     Previewer built in the page with 49,152 synthetic token names and random
-//     logits; per move, preview() + the distribution, rules and entropy panels
-//     painted into a scratch copy of those panels, then the time to the next
-//     animation frame. Reported: preview() alone, preview() + render (both
-//     synchronous), and start -> next animation frame.
-//     Also the page's own work per move: event timeStamp -> the page's input
-//     handler done (the DOM holds the new numbers).
+//   - the same slider measure at V = 49,152 (bench only, nothing of it ships):
+//     the page's own Previewer is given 49,152 synthetic token names, seeded
+//     random logits and a 64-token history (main.js's
+//     benchWithSyntheticVocabulary); every panel is the real one.
+//   - for that vocabulary also the engine alone: a separate wasm Previewer in
+//     the page, per move preview() alone, and preview() + the distribution,
+//     rules and entropy panels painted into a scratch copy + a forced layout
+//     (both synchronous).
+//   Every figure runs with top-k 50, top-p 0.9, min-p 0.02 and repetition
+//   penalty 1.2 on (set in the page's URL), temperature moving.
+//   Also the page's own work per move: event timeStamp -> the page's input
+//   handler done (the DOM holds the new numbers).
 //   - the browser's floor for that measure: the same key presses on a scratch
 //     input whose handler only changes one text node, timed the same way
 //     (event timeStamp -> first animation-frame callback after the change).
@@ -47,31 +51,16 @@ function summarize(ms) {
 const server = await startServer();
 const browser = await launchBrowser();
 try {
-  const { page, errors } = await openPage(browser, new URL(`index.html?model=${encodeURIComponent(model)}`, server.url).href);
+  // Every rule on, as in the synthetic measurement below (the same settings for every figure).
+  const query = `model=${encodeURIComponent(model)}&top_k=50&top_p=0.9&min_p=0.02&repetition_penalty=1.2`;
+  const { page, errors } = await openPage(browser, new URL(`index.html?${query}`, server.url).href);
   await waitForReady(page);
 
   // The main-thread previewer becomes ready shortly after the model; measure
   // the page as a student meets it a moment after loading.
   const local = await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 })
     .then(() => true, () => false);
-  // The page's own work per move: a listener added after the page's on the
-  // same slider runs once the page's handler is done (event timeStamp -> DOM updated).
-  await page.evaluate(() => {
-    window.__ntpPerf.length = 0;
-    window.__benchWork = [];
-    document.querySelector("#ctl-temperature-range")
-      .addEventListener("input", (e) => window.__benchWork.push(performance.now() - e.timeStamp));
-  });
-  // Keyboard moves on the temperature slider, alternating up and down, so
-  // every move changes the distribution.
-  await page.focus("#ctl-temperature-range");
-  for (let i = 0; i < moves; i++) {
-    const before = await page.evaluate(() => window.__ntpPerf.length);
-    await page.keyboard.press(i % 2 ? "ArrowLeft" : "ArrowRight");
-    await page.waitForFunction((n) => window.__ntpPerf.length > n, before, { timeout: 10000 });
-  }
-  const paints = await page.evaluate(() => window.__ntpPerf.slice());
-  const work = await page.evaluate(() => window.__benchWork.slice());
+  const { paints, work } = await sliderMoves(page, moves);
   const source = await page.evaluate(() => document.body.dataset.previewSource);
   console.log(`keyboard slider move -> frame with the new paint (${model}, V = ${await page.evaluate(() => document.querySelector("#model-facts").textContent.split(" · ")[1])}, `
     + `preview on the ${source === "local" ? "page's thread" : "worker"}${local ? "" : "; main-thread previewer never became ready"}): ${summarize(paints)}`);
@@ -84,7 +73,12 @@ try {
     const big = await page.evaluate(measureBigVocab, { vocab: BIG_VOCAB, moves: bigMoves });
     console.log(`V = ${BIG_VOCAB} (synthetic, bench only), preview() alone: ${summarize(big.preview)}`);
     console.log(`V = ${BIG_VOCAB} (synthetic, bench only), rules + render (preview() + dist, rules, entropy panels, synchronous): ${summarize(big.sync)}`);
-    console.log(`V = ${BIG_VOCAB} (synthetic, bench only), start -> next animation frame: ${summarize(big.frame)}`);
+    // The same slider, the same clock as the first figure, with the page's
+    // Previewer holding the synthetic 49,152-token state instead of the model's.
+    await page.evaluate(installSyntheticState, { vocab: BIG_VOCAB });
+    const synthetic = await sliderMoves(page, bigMoves);
+    console.log(`keyboard slider move -> frame with the new paint, V = ${BIG_VOCAB} (synthetic logits in the page's Previewer, every panel real): ${summarize(synthetic.paints)}`);
+    console.log(`  of which the page's work (event -> DOM updated, in the input task): ${summarize(synthetic.work)}`);
   }
 
   const stepTimes = [];
@@ -109,11 +103,60 @@ try {
 }
 
 /**
+ * Keyboard moves on the temperature slider, alternating up and down so every
+ * move changes the distribution, one at a time (the next waits for the
+ * page's paint record). Returns the page's input -> frame records and, from
+ * a listener added after the page's own, input -> page handler done.
+ * @param {import("playwright-core").Page} page
+ * @param {number} moves
+ * @returns {Promise<{ paints: number[], work: number[] }>}
+ */
+async function sliderMoves(page, moves) {
+  await page.evaluate(() => {
+    window.__ntpPerf.length = 0;
+    window.__benchWork = [];
+    if (!window.__benchListening) {
+      window.__benchListening = true;
+      document.querySelector("#ctl-temperature-range")
+        .addEventListener("input", (e) => window.__benchWork.push(performance.now() - e.timeStamp));
+    }
+  });
+  await page.focus("#ctl-temperature-range");
+  for (let i = 0; i < moves; i++) {
+    const before = await page.evaluate(() => window.__ntpPerf.length);
+    await page.keyboard.press(i % 2 ? "ArrowLeft" : "ArrowRight");
+    await page.waitForFunction((n) => window.__ntpPerf.length > n, before, { timeout: 10000 });
+  }
+  return {
+    paints: await page.evaluate(() => window.__ntpPerf.slice()),
+    work: await page.evaluate(() => window.__benchWork.slice()),
+  };
+}
+
+/**
+ * Runs in the page: the page's own Previewer gets `vocab` synthetic token
+ * names, seeded random logits and a 64-token history (main.js's
+ * benchWithSyntheticVocabulary), so slider moves paint the real panels at
+ * that vocabulary size.
+ * @param {{ vocab: number }} arg
+ */
+async function installSyntheticState({ vocab }) {
+  const main = await import("./main.js");
+  let seed = 4242;
+  const random = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed / 2 ** 32; };
+  const text = Array.from({ length: vocab }, (_, i) => ` tok${i}`);
+  const display = text.map((t) => t.replace(/ /g, "\u2423"));
+  const logits = Float64Array.from({ length: vocab }, () => 4 * (random() + random() + random() - 1.5) + (random() < 0.001 ? 8 : 0));
+  const history = Uint32Array.from({ length: 64 }, () => Math.floor(random() * vocab));
+  await main.benchWithSyntheticVocabulary(text, display, { logits, history, position: history.length });
+}
+
+/**
  * Runs in the page: a Previewer over a synthetic vocabulary of `vocab` tokens
  * with seeded random logits and a 64-token history, and per move preview() +
  * the three distribution panels painted into a scratch copy of the panels.
  * @param {{ vocab: number, moves: number }} arg
- * @returns {Promise<{ preview: number[], sync: number[], frame: number[] }>}
+ * @returns {Promise<{ preview: number[], sync: number[] }>}
  */
 async function measureBigVocab({ vocab, moves }) {
   const wasm = await import("./pkg/nexttoken.js");
@@ -149,7 +192,7 @@ async function measureBigVocab({ vocab, moves }) {
 
   const base = { ...makeDefaultSettings(), top_k: 50, top_p: 0.9, min_p: 0.02, repetition_penalty: 1.2 };
   const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r(performance.now())));
-  const out = { preview: [], sync: [], frame: [] };
+  const out = { preview: [], sync: [] };
   await nextFrame();
   for (let i = 0; i < moves; i++) {
     const temperature = i % 2 ? 0.7 : 1.3;
@@ -162,10 +205,9 @@ async function measureBigVocab({ vocab, moves }) {
     renderEntropy(bodies[2], { distribution, temperature, vocabSize: vocab });
     void bodies[2].offsetHeight; // layout now, as the frame would
     const t2 = performance.now();
-    const t3 = await nextFrame();
+    await nextFrame(); // one move per frame, as a user's key presses come
     out.preview.push(t1 - t0);
     out.sync.push(t2 - t0);
-    out.frame.push(t3 - t0);
     // the next move starts in a fresh task, as a key press would
     await new Promise((r) => setTimeout(r, 0));
   }

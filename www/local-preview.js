@@ -61,11 +61,12 @@ export class LocalPreviewer {
    * @param {string[]} text
    * @param {string[]} display
    * @param {WebAssembly.Module} [compiled] the engine as the worker compiled it
+   * @returns {Promise<void>} settled once the previewer exists (or failed to)
    */
   setVocab(text, display, compiled) {
     this.invalidate();
     const generation = this.generation;
-    loadEngine(compiled).then((mod) => {
+    return loadEngine(compiled).then((mod) => {
       if (generation !== this.generation) return;
       this.previewer = new mod.Previewer(text, display);
       if (this.waitingState) this.setState(this.waitingState);

@@ -781,6 +781,21 @@ function wire() {
   }
 }
 
+/**
+ * For pkg-scripts/bench-page.mjs only (the page never calls it): give this
+ * thread's Previewer a synthetic vocabulary and logits, so slider moves are
+ * measured through the real panels at a real model's vocabulary size. The
+ * worker's model is untouched; reloading the page undoes it.
+ * @param {string[]} text
+ * @param {string[]} display
+ * @param {{ logits: Float64Array, history: Uint32Array, position: number }} pending
+ */
+export async function benchWithSyntheticVocabulary(text, display, pending) {
+  await local.setVocab(text, display);
+  local.setState(pending);
+  if (!local.ready) throw new Error("the synthetic state was refused");
+}
+
 async function boot() {
   // The worker compiles the engine while this thread reads the catalogue.
   client.startWorker();

@@ -20,7 +20,7 @@
 //   - the browser's floor for that measure: the same key presses on a scratch
 //     input whose handler only changes one text node, timed the same way
 //     (event timeStamp -> first animation-frame callback after the change).
-//   - one Step click -> the URL says one more token (a model call and a repaint).
+//   - one Step click -> the output panel shows one more token (a model call and a repaint).
 // Speed targets live here and in BENCHMARKS.md, never in the tests.
 //
 // Usage: node pkg-scripts/bench-page.mjs [model] [moves] [steps] [bigMoves]   (after pkg-scripts/build)
@@ -83,11 +83,11 @@ try {
 
   const stepTimes = [];
   for (let i = 0; i < steps; i++) {
-    const n = await page.evaluate(() => Number(new URLSearchParams(location.search).get("steps") ?? 0));
+    const n = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
     const t0 = performance.now();
     await page.click("#btn-step");
     try {
-      await page.waitForFunction((k) => Number(new URLSearchParams(location.search).get("steps") ?? 0) > k, n, { timeout: 30000 });
+      await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length > k, n, { timeout: 30000 });
     } catch {
       console.log(`step ${i + 1}: no new token (a stop condition?); stopping the step benchmark`);
       break;

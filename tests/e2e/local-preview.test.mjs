@@ -21,6 +21,7 @@ after(() => stopSuite({ server, browser }));
 /** Wait for the pending paints and the URL update (two animation frames). */
 async function settle(page) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForFunction(() => document.body.dataset.urlPending !== "true"); // the URL is written after the paint
 }
 
 /**

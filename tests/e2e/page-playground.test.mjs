@@ -53,6 +53,7 @@ function forgiveAbsentIndex(errors) {
 /** Wait for all pending paints (two animation frames). */
 async function settle(page) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForFunction(() => document.body.dataset.urlPending !== "true"); // the URL is written after the paint
   await page.waitForTimeout(50);
 }
 

@@ -60,14 +60,16 @@ try {
   // the page as a student meets it a moment after loading.
   const local = await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 })
     .then(() => true, () => false);
-  const { paints, work } = await sliderMoves(page, moves);
+  const { paints, painted, work } = await sliderMoves(page, moves);
   const source = await page.evaluate(() => document.body.dataset.previewSource);
   console.log(`keyboard slider move -> frame with the new paint (${model}, V = ${await page.evaluate(() => document.querySelector("#model-facts").textContent.split(" · ")[1])}, `
     + `preview on the ${source === "local" ? "page's thread" : "worker"}${local ? "" : "; main-thread previewer never became ready"}): ${summarize(paints)}`);
 
+  console.log(`  to that frame painted (first task after its rendering): ${summarize(painted)}`);
   console.log(`  of which the page's work (event -> DOM updated, in the input task): ${summarize(work)}`);
   const floor = await measureFloor(page, moves);
-  console.log(`floor: key press -> frame, handler changes one text node (same page, same method): ${summarize(floor)}`);
+  console.log(`floor: key press -> frame, handler changes one text node (same page, same method): ${summarize(floor.frame)}`);
+  console.log(`  to that frame painted: ${summarize(floor.painted)}`);
 
   if (bigMoves > 0) {
     const big = await page.evaluate(measureBigVocab, { vocab: BIG_VOCAB, moves: bigMoves });
@@ -78,6 +80,7 @@ try {
     await page.evaluate(installSyntheticState, { vocab: BIG_VOCAB });
     const synthetic = await sliderMoves(page, bigMoves);
     console.log(`keyboard slider move -> frame with the new paint, V = ${BIG_VOCAB} (synthetic logits in the page's Previewer, every panel real): ${summarize(synthetic.paints)}`);
+    console.log(`  to that frame painted: ${summarize(synthetic.painted)}`);
     console.log(`  of which the page's work (event -> DOM updated, in the input task): ${summarize(synthetic.work)}`);
   }
 
@@ -109,11 +112,12 @@ try {
  * a listener added after the page's own, input -> page handler done.
  * @param {import("playwright-core").Page} page
  * @param {number} moves
- * @returns {Promise<{ paints: number[], work: number[] }>}
+ * @returns {Promise<{ paints: number[], painted: number[], work: number[] }>}
  */
 async function sliderMoves(page, moves) {
   await page.evaluate(() => {
     window.__ntpPerf.length = 0;
+    window.__ntpPerfPainted.length = 0;
     window.__benchWork = [];
     if (!window.__benchListening) {
       window.__benchListening = true;
@@ -123,12 +127,13 @@ async function sliderMoves(page, moves) {
   });
   await page.focus("#ctl-temperature-range");
   for (let i = 0; i < moves; i++) {
-    const before = await page.evaluate(() => window.__ntpPerf.length);
+    const before = await page.evaluate(() => window.__ntpPerfPainted.length);
     await page.keyboard.press(i % 2 ? "ArrowLeft" : "ArrowRight");
-    await page.waitForFunction((n) => window.__ntpPerf.length > n, before, { timeout: 10000 });
+    await page.waitForFunction((n) => window.__ntpPerfPainted.length > n, before, { timeout: 10000 });
   }
   return {
     paints: await page.evaluate(() => window.__ntpPerf.slice()),
+    painted: await page.evaluate(() => window.__ntpPerfPainted.slice()),
     work: await page.evaluate(() => window.__benchWork.slice()),
   };
 }
@@ -231,16 +236,26 @@ async function measureFloor(page, moves) {
     const out = document.createElement("span");
     document.body.append(input, out);
     window.__benchFloor = [];
+    window.__benchFloorPainted = [];
     input.addEventListener("keydown", (e) => {
       out.textContent = e.key + window.__benchFloor.length;
-      requestAnimationFrame(() => window.__benchFloor.push(performance.now() - e.timeStamp));
+      // as the page's records: to the start of the next frame, and to the first task after its rendering
+      requestAnimationFrame(() => {
+        window.__benchFloor.push(performance.now() - e.timeStamp);
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => { channel.port1.close(); window.__benchFloorPainted.push(performance.now() - e.timeStamp); };
+        channel.port2.postMessage(null);
+      });
     });
   });
   await page.focus("#bench-floor");
   for (let i = 0; i < moves; i++) {
-    const before = await page.evaluate(() => window.__benchFloor.length);
+    const before = await page.evaluate(() => window.__benchFloorPainted.length);
     await page.keyboard.press(i % 2 ? "ArrowLeft" : "ArrowRight");
-    await page.waitForFunction((n) => window.__benchFloor.length > n, before, { timeout: 10000 });
+    await page.waitForFunction((n) => window.__benchFloorPainted.length > n, before, { timeout: 10000 });
   }
-  return page.evaluate(() => { document.querySelector("#bench-floor").remove(); return window.__benchFloor.slice(); });
+  return page.evaluate(() => {
+    document.querySelector("#bench-floor").remove();
+    return { frame: window.__benchFloor.slice(), painted: window.__benchFloorPainted.slice() };
+  });
 }

@@ -24,6 +24,7 @@ import { savePanelSvg, savePanelPng } from "./figure.js";
  * after the DOM holds the new numbers (the frame that paints them).
  */
 window.__ntpPerf = window.__ntpPerf || [];
+window.__ntpPerfPainted = window.__ntpPerfPainted || [];
 /** Page-load milestones (performance.now() ms) and the worker's own stage durations, for pkg-scripts/bench-load.mjs. */
 window.__ntpLoad = { boot: performance.now(), origin: performance.timeOrigin };
 
@@ -596,18 +597,37 @@ function renderAll({ previewOnly = false } = {}) {
   /** @type {HTMLButtonElement} */ ($("#btn-back")).disabled ||= !(r?.generated?.length);
   setText($("#model-facts"), view.info ? describeModel(view.info) : "");
 
-  // The DOM holds the new numbers now; the next animation frame is the one
-  // that paints them (from a rAF callback, the frame after this one).
+  // The DOM holds the new numbers now; the next animation frame paints them.
+  // Its style, layout and paint run right after its rAF callbacks, so a
+  // message posted from one is handled once that frame is painted.
+  // Two records per move: __ntpPerf from the input event to the start of the
+  // frame that paints it (the rAF callback: the update made the very next
+  // frame), __ntpPerfPainted to the first task after that frame's rendering.
   if (perfWaiting.length) {
     const starts = perfWaiting;
     perfWaiting = [];
     requestAnimationFrame(() => {
-      const now = performance.now();
-      for (const t of starts) window.__ntpPerf.push(now - t);
+      const frameStart = performance.now();
+      for (const t of starts) window.__ntpPerf.push(frameStart - t);
+      afterThisFrame(() => {
+        const now = performance.now();
+        for (const t of starts) window.__ntpPerfPainted.push(now - t);
+      });
     });
   }
   document.body.dataset.ready = String(view.ready && !!view.report);
   if (view.ready && view.report) window.__ntpLoad.first_render ??= performance.now();
+}
+
+/**
+ * Run `fn` in the first task after the current frame's rendering (call it
+ * from a requestAnimationFrame callback).
+ * @param {() => void} fn
+ */
+function afterThisFrame(fn) {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => { channel.port1.close(); fn(); };
+  channel.port2.postMessage(null);
 }
 
 /**

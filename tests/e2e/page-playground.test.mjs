@@ -309,6 +309,7 @@ test("the course's toy models: edited logits reach the engine, the retrained big
   assert.ok(Math.abs(shown - expected) < 1e-6, `p_max ${shown} vs softmax ${expected}`);
   await page.click("#logits-course");
   await page.waitForFunction(() => /p_max = 0\.396139/.test(document.querySelector("#p-dist [data-slot=head]").textContent));
+  await settle(page);
   assert.equal(new URL(page.url()).searchParams.has("logits"), false);
 
   await page.selectOption("#model-select", "bigram-abc");

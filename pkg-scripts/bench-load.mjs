@@ -85,7 +85,6 @@ row("load request sent to the worker", (s) => s.load_sent);
 row("  worker: engine compiled (from the request)", (s) => s.worker?.wasm_ms);
 row("  worker: model files fetched (from the request)", (s) => s.worker?.files_ms);
 row("  worker: model built from the files (duration)", (s) => s.worker?.build_ms);
-row("  worker: vocabulary listed for the page (duration)", (s) => s.worker?.vocab_ms);
 row("  worker: ready posted (page clock)", (s) => s.worker && s.worker.sent - s.origin);
 row("model ready on the page", (s) => s.ready);
 row("  worker: prompt prefilled + first report (duration)", (s) => s.prefill_ms);

@@ -64,7 +64,11 @@ export class LocalPreviewer {
    * @returns {Promise<void>} settled once the previewer exists (or failed to)
    */
   setVocab(text, display, compiled) {
+    // A state that came before its vocabulary (the worker sends the vocabulary
+    // after the first report) belongs to this model: keep it for the previewer.
+    const early = this.waitingState;
     this.invalidate();
+    this.waitingState = early;
     const generation = this.generation;
     return loadEngine(compiled).then((mod) => {
       if (generation !== this.generation) return;

@@ -833,6 +833,7 @@ export async function benchWithSyntheticVocabulary(text, display, pending) {
 async function boot() {
   // The worker compiles the engine while this thread reads the catalogue.
   client.startWorker();
+  const cataloguePromise = loadCatalogue(new URL("./models/", import.meta.url).href); // read while the controls are built
   document.body.classList.toggle("embed", state.embed);
   for (const p of parsed.problems) say(p, "error");
   controls = buildControls($("#p-controls .body"), state.settings, onSetting);
@@ -841,7 +842,7 @@ async function boot() {
   renderChips();
 
   window.__ntpLoad.controls = performance.now();
-  catalogue = await loadCatalogue(new URL("./models/", import.meta.url).href);
+  catalogue = await cataloguePromise;
   window.__ntpLoad.catalogue = performance.now();
   if (catalogue.problem && (state.model === null || !catalogue.models.some((m) => m.name === state.model))) {
     say(catalogue.problem, "info", "catalogue");

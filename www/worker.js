@@ -8,8 +8,10 @@
 //   stop                            preview { settings }   rewind { n, settings }
 //   beam { settings }   set_logits { logits, prompt, settings }   train { steps, seed }
 // Worker → page: { id, type, ...payload }, type one of
-//   ready { info, vocab: { text, display }, module: WebAssembly.Module, timings: { wasm_ms, files_ms?, build_ms } }   progress { loaded, total, what }
+//   ready { info, timings: { wasm_ms, files_ms?, build_ms } }   progress { loaded, total, what }
 //   report { kind, ..., pending? }   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
+// After a load, the first report is followed by { type: "vocab", vocab: { text, display },
+// module } (no id): the vocabulary and the compiled engine for the page's Previewer.
 // Every report that can change the engine's state (step, set_logits, train)
 // carries `pending: { logits: Float64Array, history: Uint32Array, position }`
 // (transferred, not copied): the page's own Previewer re-runs the rules on it
@@ -118,6 +120,7 @@ function replyWithState(id, payload, extra = {}) {
   const pending = pendingState();
   const ms = performance.now() - requestStart;
   self.postMessage({ id, type: "report", ms, ...payload, ...extra, pending }, [pending.logits.buffer, pending.history.buffer]);
+  sendOwedVocab();
 }
 
 /**
@@ -165,12 +168,22 @@ async function load(id, model) {
     pg = Playground.from_files(fetched.manifestText, fetched.weights, fetched.tokenizer);
   }
   timings.build_ms = performance.now() - t1;
-  // Once per model: the page's Previewer names tokens from these.
-  const t2 = performance.now();
-  const vocab = { text: pg.vocab_text(), display: pg.vocab_display() };
-  timings.vocab_ms = performance.now() - t2;
   timings.sent = performance.timeOrigin + performance.now();
-  self.postMessage({ id, type: "ready", info: pg.info(), vocab, module, timings });
+  self.postMessage({ id, type: "ready", info: pg.info(), timings });
+  // The page's Previewer names tokens from the vocabulary; listing it waits
+  // until the first report is out, so the first distribution is not behind it.
+  vocabOwed = module;
+}
+
+/** Set by a load: the vocabulary (and compiled module) still to send the page. @type {WebAssembly.Module|null} */
+let vocabOwed = null;
+
+/** Send the vocabulary a load still owes the page (after a report, so behind it). */
+function sendOwedVocab() {
+  if (!vocabOwed || !pg) return;
+  const module = vocabOwed;
+  vocabOwed = null;
+  self.postMessage({ type: "vocab", vocab: { text: pg.vocab_text(), display: pg.vocab_display() }, module });
 }
 
 /**
@@ -239,7 +252,9 @@ async function fetchCachedBytes(id, url, version) {
   const bytes = new Uint8Array(loaded);
   let at = 0;
   for (const c of chunks) { bytes.set(c, at); at += c.length; }
-  if (cache) await cache.put(key, new Response(bytes, { headers: { "content-type": "application/octet-stream" } })).catch(() => {});
+  // Stored in the background (the Response copies the bytes): the model is
+  // built from them now, not after the disk write.
+  if (cache) cache.put(key, new Response(bytes, { headers: { "content-type": "application/octet-stream" } })).catch(() => {});
   return bytes;
 }
 

@@ -229,7 +229,7 @@ pub fn describe(
             TokenView { id: i as u32, text, display, logit: raw[i], prob: raw_probs[i] }
         })
         .collect();
-    let final_probs = stages.last().expect("the pipeline has a final stage").probs.clone();
+    let final_probs = stages.last().expect("the pipeline has a final stage").probs.to_vec();
     let dist = Distribution {
         position,
         raw_top,

@@ -293,7 +293,7 @@ impl Walk<'_> {
     ) {
         let previous = &stages[stages.len() - 1];
         let mask = mask_of(&previous.probs);
-        let stage = if mask == previous.kept {
+        let stage = if mask == *previous.kept {
             previous.renamed(name)
         } else {
             let (probs, mass) = renormalize_with_mass(&previous.probs, &mask);

@@ -150,7 +150,7 @@ mod tests {
         assert!((st.probs.iter().sum::<f64>() - 1.0).abs() < 1e-15);
         assert!((st.entropy_nats - entropy_nats(&st.probs)).abs() < 1e-14);
         let all = raw.truncated("top_p", &raw.top_p_mask(1.0));
-        assert_eq!(all.probs, raw.probs);
+        assert_eq!(*all.probs, raw.probs);
         assert!((raw.stage.entropy_nats - entropy_nats(&raw.probs)).abs() < 1e-14);
     }
 

@@ -1,5 +1,7 @@
 //! One column of the rules panel: the distribution after a rule, and what it kept.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use super::softmax::{Nearby, Softmax, entropy_nats, entropy_nats_from_logits, softmax_near, softmax_parts};
@@ -10,15 +12,24 @@ pub struct Stage {
     /// "raw", "penalties", "bias_bans", "temperature", "top_k", "top_p",
     /// "min_p", "final"; rules alone: "greedy", "temperature", "top_k", "top_p", "min_p".
     pub name: String,
-    /// Full-vocabulary distribution after this stage.
-    pub probs: Vec<f64>,
+    /// Full-vocabulary distribution after this stage (shared: a stage that
+    /// changes nothing, and a kept stage reused by the next preview, point to
+    /// the same numbers instead of copying a vocabulary's worth).
+    #[serde(serialize_with = "serialize_shared")]
+    pub probs: Arc<Vec<f64>>,
     /// `kept[i] = probs[i] > 0`: the token is still possible.
-    pub kept: Vec<bool>,
+    #[serde(serialize_with = "serialize_shared")]
+    pub kept: Arc<Vec<bool>>,
     pub kept_count: usize,
     /// Mass of the kept set under the raw distribution softmax(raw logits).
     pub kept_mass: f64,
     pub entropy_bits: f64,
     pub entropy_nats: f64,
+}
+
+/// Serialises the shared vector as the plain one it holds.
+fn serialize_shared<T: Serialize, S: serde::Serializer>(shared: &Arc<Vec<T>>, serializer: S) -> Result<S::Ok, S::Error> {
+    shared.as_slice().serialize(serializer)
 }
 
 impl Stage {
@@ -63,8 +74,8 @@ impl Stage {
             name: name.to_string(),
             entropy_bits: entropy_nats / std::f64::consts::LN_2,
             entropy_nats,
-            probs,
-            kept,
+            probs: Arc::new(probs),
+            kept: Arc::new(kept),
             kept_count,
             kept_mass,
         }

@@ -42,39 +42,52 @@ const INV_FACTORIALS: [f64; 14] = [
     1.0,
 ];
 
+/// `1023 + 2^52`: added to an integer-valued k in [-1023, 1024], it leaves
+/// k + 1023 in the low bits of the sum's mantissa.
+const EXPONENT_MAGIC: f64 = 1023.0 + 4_503_599_627_370_496.0;
+
 /// e^x: exact at 0, 0 below about -745.13, +inf above about 709.78, NaN for NaN.
+///
+/// Written without branches (the special cases are selected at the end and
+/// the integer work is done on the float's bits), so a loop over a slice
+/// vectorises: with wasm's simd128 two values go through at once.
 #[inline]
 pub fn exp(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    if x > OVERFLOW {
-        return f64::INFINITY;
-    }
-    if x < UNDERFLOW {
-        return 0.0;
-    }
-    let k = (x * INV_LN2 + 0.5).floor();
-    let r = (x - k * LN2_HI) - k * LN2_LO;
+    // Clamped into the range the arithmetic below handles (NaN to 0).
+    let xc = if x < UNDERFLOW {
+        UNDERFLOW
+    } else if x > OVERFLOW {
+        OVERFLOW
+    } else if !x.is_nan() {
+        x
+    } else {
+        0.0
+    };
+    let k = (xc * INV_LN2 + 0.5).floor(); // an integer in [-1075, 1024]
+    let r = (xc - k * LN2_HI) - k * LN2_LO;
     let mut p = INV_FACTORIALS[0];
     for &c in &INV_FACTORIALS[1..] {
         p = p * r + c;
     }
-    scale_by_power_of_two(p, k as i32)
+    // p · 2^k in two exact steps, 2^k1 then 2^k2 (both normal), so a
+    // subnormal result is rounded once, at the last multiplication.
+    let k1 = (k * 0.5).floor();
+    let y = p * power_of_two(k1) * power_of_two(k - k1);
+    if x < UNDERFLOW {
+        0.0
+    } else if x > OVERFLOW {
+        f64::INFINITY
+    } else if !x.is_nan() {
+        y
+    } else {
+        x
+    }
 }
 
-/// p · 2^k for p in [0.7, 1.42] and k in [-1075, 1024], rounding once.
+/// 2^k for an integer-valued k in [-1022, 1023], built from the exponent bits.
 #[inline]
-fn scale_by_power_of_two(p: f64, k: i32) -> f64 {
-    let two_to = |e: i32| f64::from_bits(((e + 1023) as u64) << 52);
-    if k > 1023 {
-        p * two_to(k - 1) * 2.0
-    } else if k >= -1022 {
-        p * two_to(k)
-    } else {
-        // A subnormal result: scale in two steps so only the last one rounds.
-        p * two_to(k + 64) * two_to(-64)
-    }
+fn power_of_two(k: f64) -> f64 {
+    f64::from_bits((k + EXPONENT_MAGIC).to_bits() << 52)
 }
 
 #[cfg(test)]

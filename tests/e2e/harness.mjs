@@ -1,5 +1,6 @@
 // Shared helpers for the browser tests: a static server of www/, Debian's
-// headless Chromium driven by playwright-core, a page that records every
+// headless Chromium driven by playwright-core (and Debian's Firefox ESR,
+// driven by puppeteer-core over WebDriver BiDi), a page that records every
 // console error, and screenshots in tests/artifacts/.
 //
 // Every test that calls startServer() or launchBrowser() must close what it
@@ -8,12 +9,14 @@
 // Environment:
 //   NTP_BASE_URL  serve nothing; point startServer() at a server already running
 //   CHROMIUM      another Chromium binary than /usr/bin/chromium
+//   FIREFOX       another Firefox binary than /usr/bin/firefox-esr
 
 import path from "node:path";
 import { existsSync } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import puppeteer from "puppeteer-core";
 import { startStaticServer, resolveUnderRoot, MIME_TYPES } from "../../pkg-scripts/static-server.mjs";
 
 export { resolveUnderRoot, MIME_TYPES };
@@ -63,6 +66,20 @@ export async function launchBrowser() {
   const exists = await stat(executablePath).catch(() => null);
   if (!exists) throw new Error(`launchBrowser: no Chromium at ${executablePath} (run pkg-scripts/setup, or set CHROMIUM)`);
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Launch Debian's headless Firefox ESR (or $FIREFOX) through puppeteer-core
+ * and WebDriver BiDi. (playwright-core drives only its own patched Firefox,
+ * which cannot be downloaded here, and its BiDi client needs a newer Firefox
+ * than the ESR.) The pages it opens have puppeteer's API.
+ * @returns {Promise<import("puppeteer-core").Browser>}
+ */
+export async function launchFirefox() {
+  const executablePath = process.env.FIREFOX ?? "/usr/bin/firefox-esr";
+  const exists = await stat(executablePath).catch(() => null);
+  if (!exists) throw new Error(`launchFirefox: no Firefox at ${executablePath} (run pkg-scripts/setup, or set FIREFOX)`);
+  return puppeteer.launch({ browser: "firefox", executablePath, headless: true });
 }
 
 /**

@@ -9,7 +9,7 @@ use super::min_p::min_p_mask;
 use super::penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
 use super::raw::RawDistribution;
 use super::settings::{Order, RuleSettings};
-use super::softmax::{Nearby, Softmax, argmax, entropy_nats_from_logits, softmax_parts};
+use super::softmax::{Nearby, Softmax, argmax, softmax_parts};
 use super::stage::Stage;
 use super::temperature::scale_by_temperature;
 use super::top_k::top_k_mask_hinted;
@@ -208,8 +208,8 @@ pub(crate) fn greedy_alone(raw: &RawDistribution) -> Stage {
 pub(crate) fn temperature_alone(raw: &RawDistribution, tempered: &Option<Tempered>, tau: f64) -> Stage {
     match tempered {
         Some(t) => {
-            let nats = entropy_nats_from_logits(&t.softmax.probs, &t.logits, t.softmax.log_norm);
-            Stage::with_entropy("temperature", t.softmax.probs.clone(), nats, &raw.probs)
+            let softmax = Softmax { probs: t.softmax.probs.clone(), log_norm: t.softmax.log_norm };
+            Stage::from_softmax("temperature", softmax, &t.logits, &raw.probs).0
         }
         None if tau == 1.0 => raw.stage.renamed("temperature"),
         None => Stage::from_logits("temperature", &scale_by_temperature(&raw.logits, tau), &raw.probs),
@@ -296,10 +296,10 @@ impl Walk<'_> {
         let stage = if mask == *previous.kept {
             previous.renamed(name)
         } else {
-            let (probs, mass) = renormalize_with_mass(&previous.probs, &mask);
-            self.log_norm += mass.ln();
-            let nats = entropy_nats_from_logits(&probs, &self.z, self.log_norm);
-            Stage::with_entropy(name, probs, nats, self.raw_probs)
+            let (stage, log_norm) =
+                Stage::renormalized(name, &previous.probs, &mask, &self.z, self.log_norm, self.raw_probs);
+            self.log_norm = log_norm;
+            stage
         };
         self.drop_unkept(&mask);
         stages.push(stage);

@@ -5,9 +5,8 @@
 //! setting, so they are computed when the logits arrive and reused by every
 //! preview (at 49,152 tokens they are most of a preview's work otherwise).
 
-use super::pipeline::renormalize_with_mass;
 use super::ranking::compare_candidates;
-use super::softmax::{Softmax, entropy_nats_from_logits, softmax_parts};
+use super::softmax::{Softmax, softmax_parts};
 use super::stage::Stage;
 use crate::error::Result;
 
@@ -31,8 +30,8 @@ impl RawDistribution {
     pub fn new(logits: Vec<f64>) -> Result<Self> {
         check_logits(&logits)?;
         let Softmax { probs, log_norm } = softmax_parts(&logits);
-        let nats = entropy_nats_from_logits(&probs, &logits, log_norm);
-        let stage = Stage::with_entropy("raw", probs.clone(), nats, &probs);
+        let own = Softmax { probs: probs.clone(), log_norm };
+        let stage = Stage::from_softmax("raw", own, &logits, &probs).0;
         let mut order: Vec<u32> = (0..logits.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| compare_candidates(&(probs[a as usize], a), &(probs[b as usize], b)));
         Ok(Self { logits, probs, log_norm, order, stage })
@@ -83,9 +82,7 @@ impl RawDistribution {
         if mask == self.stage.kept.as_slice() {
             return self.stage.renamed(name);
         }
-        let (probs, mass) = renormalize_with_mass(&self.probs, mask);
-        let nats = entropy_nats_from_logits(&probs, &self.logits, self.log_norm + mass.ln());
-        Stage::with_entropy(name, probs, nats, &self.probs)
+        Stage::renormalized(name, &self.probs, mask, &self.logits, self.log_norm, &self.probs).0
     }
 }
 

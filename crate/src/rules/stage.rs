@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::pipeline::renormalize_with_mass;
 use super::softmax::{Nearby, Softmax, entropy_nats, entropy_nats_from_logits, softmax_near, softmax_parts};
 
 /// The distribution after one stage of the pipeline (or one rule alone).
@@ -41,16 +42,37 @@ impl Stage {
     /// `from_logits`, also returning the softmax's normaliser (`ln p_i =
     /// logits_i - log_norm`), which later truncations need for their entropy.
     pub fn from_logits_with_norm(name: &str, logits: &[f64], raw_probs: &[f64]) -> (Self, f64) {
-        let Softmax { probs, log_norm } = softmax_parts(logits);
-        let nats = entropy_nats_from_logits(&probs, logits, log_norm);
-        (Self::with_entropy(name, probs, nats, raw_probs), log_norm)
+        Self::from_softmax(name, softmax_parts(logits), logits, raw_probs)
     }
 
     /// `from_logits_with_norm`, computed from a nearby distribution (see `softmax_near`).
     pub fn from_logits_near(name: &str, logits: &[f64], base: &Nearby, raw_probs: &[f64]) -> (Self, f64) {
-        let Softmax { probs, log_norm } = softmax_near(logits, base);
+        Self::from_softmax(name, softmax_near(logits, base), logits, raw_probs)
+    }
+
+    /// Measures `softmax`, the softmax of `logits`; returns it with its normaliser.
+    pub(crate) fn from_softmax(name: &str, softmax: Softmax, logits: &[f64], raw_probs: &[f64]) -> (Self, f64) {
+        let Softmax { probs, log_norm } = softmax;
         let nats = entropy_nats_from_logits(&probs, logits, log_norm);
         (Self::with_entropy(name, probs, nats, raw_probs), log_norm)
+    }
+
+    /// `probs` (softmax of `logits`, normaliser `log_norm`) restricted to
+    /// `mask` and renormalised, measured without a logarithm per token: the
+    /// kept tokens' log-probabilities are `logits_i - log_norm - ln(kept mass)`.
+    /// Returns the stage and that new normaliser.
+    pub(crate) fn renormalized(
+        name: &str,
+        probs: &[f64],
+        mask: &[bool],
+        logits: &[f64],
+        log_norm: f64,
+        raw_probs: &[f64],
+    ) -> (Self, f64) {
+        let (kept, mass) = renormalize_with_mass(probs, mask);
+        let log_norm = log_norm + mass.ln();
+        let nats = entropy_nats_from_logits(&kept, logits, log_norm);
+        (Self::with_entropy(name, kept, nats, raw_probs), log_norm)
     }
 
     /// Measures an already normalised distribution against the raw probabilities.

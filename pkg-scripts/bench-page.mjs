@@ -72,6 +72,7 @@ try {
   console.log(`  to that frame painted: ${summarize(floor.painted)}`);
 
   if (bigMoves > 0) {
+    await page.evaluate(defineSyntheticState);
     const big = await page.evaluate(measureBigVocab, { vocab: BIG_VOCAB, moves: bigMoves });
     console.log(`V = ${BIG_VOCAB} (synthetic, bench only), preview() alone: ${summarize(big.preview)}`);
     console.log(`V = ${BIG_VOCAB} (synthetic, bench only), rules + render (preview() + dist, rules, entropy panels, synchronous): ${summarize(big.sync)}`);
@@ -147,13 +148,25 @@ async function sliderMoves(page, moves) {
  */
 async function installSyntheticState({ vocab }) {
   const main = await import("./main.js");
-  let seed = 4242;
-  const random = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed / 2 ** 32; };
-  const text = Array.from({ length: vocab }, (_, i) => ` tok${i}`);
-  const display = text.map((t) => t.replace(/ /g, "\u2423"));
-  const logits = Float64Array.from({ length: vocab }, () => 4 * (random() + random() + random() - 1.5) + (random() < 0.001 ? 8 : 0));
-  const history = Uint32Array.from({ length: 64 }, () => Math.floor(random() * vocab));
+  const { text, display, logits, history } = window.__benchSynthetic(vocab, 4242);
   await main.benchWithSyntheticVocabulary(text, display, { logits, history, position: history.length });
+}
+
+/**
+ * Runs in the page: defines window.__benchSynthetic(vocab, seed), the
+ * synthetic state both V = 49,152 measurements use: token names " tok<i>"
+ * (displayed with ␣), seeded random logits roughly like a language model's
+ * (a few strong candidates over a broad floor) and a 64-token history.
+ */
+function defineSyntheticState() {
+  window.__benchSynthetic = (vocab, seed) => {
+    const random = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed / 2 ** 32; };
+    const text = Array.from({ length: vocab }, (_, i) => ` tok${i}`);
+    const display = text.map((t) => t.replace(/ /g, "\u2423"));
+    const logits = Float64Array.from({ length: vocab }, () => 4 * (random() + random() + random() - 1.5) + (random() < 0.001 ? 8 : 0));
+    const history = Uint32Array.from({ length: 64 }, () => Math.floor(random() * vocab));
+    return { text, display, logits, history };
+  };
 }
 
 /**
@@ -171,15 +184,10 @@ async function measureBigVocab({ vocab, moves }) {
   const { renderEntropy } = await import("./render/entropy.js");
   const { makeDefaultSettings, toEngineSettings } = await import("./state/settings.js");
 
-  let seed = 12345;
-  const random = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed / 2 ** 32; };
-  const text = Array.from({ length: vocab }, (_, i) => ` tok${i}`);
-  const display = text.map((t) => t.replace(/ /g, "\u2423"));
-  // Logits roughly like a language model's: a few strong candidates over a broad floor.
-  const logits = Float32Array.from({ length: vocab }, () => 4 * (random() + random() + random() - 1.5) + (random() < 0.001 ? 8 : 0));
-  const history = Uint32Array.from({ length: 64 }, () => Math.floor(random() * vocab));
+  const { text, display, logits, history } = window.__benchSynthetic(vocab, 12345);
   const previewer = new wasm.Previewer(text, display);
-  previewer.set_state(logits, history, history.length);
+  // As f32, like a model's output.
+  previewer.set_state(Float32Array.from(logits), history, history.length);
 
   // Scratch panels, visible, styled like the page's.
   const scratch = document.createElement("div");

@@ -57,7 +57,7 @@ export class LocalPreviewer {
   }
 
   /**
-   * A new model's vocabulary, from the worker's `ready` message.
+   * A new model's vocabulary, from the worker's `vocab` message.
    * @param {string[]} text
    * @param {string[]} display
    * @param {WebAssembly.Module} [compiled] the engine as the worker compiled it

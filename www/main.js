@@ -20,8 +20,9 @@ import { savePanelSvg, savePanelPng } from "./figure.js";
 
 /**
  * Input-to-paint times of slider moves, in ms (read by the browser benchmark):
- * from the input event's timeStamp to the first animation-frame callback
- * after the DOM holds the new numbers (the frame that paints them).
+ * __ntpPerf from the input event's timeStamp to the first animation-frame
+ * callback after the DOM holds the new numbers (the start of the frame that
+ * paints them), __ntpPerfPainted to the first task after that frame's rendering.
  */
 window.__ntpPerf = window.__ntpPerf || [];
 window.__ntpPerfPainted = window.__ntpPerfPainted || [];
@@ -437,10 +438,10 @@ function recoverFromCrash(message, crashed) {
 let urlQueued = false;
 let lastUrlWrite = -Infinity;
 /**
- * history.replaceState costs a few milliseconds in Chromium (measured: 2.5 ms
- * a call at V = 49,152, in the frame that should paint a slider move), so the
- * URL is written after the frame's paint and at most this often while a
- * slider is dragged; the last state is always written.
+ * history.replaceState costs milliseconds in Chromium (a CPU profile of slider
+ * moves showed it inside the frame that should paint the move), so the URL is
+ * written after the frame's paint and at most this often while a slider is
+ * dragged; the last state is always written.
  */
 const URL_INTERVAL_MS = 100;
 /** Mirror the state in the URL. <body data-url-pending> is set until it is written (tests wait for it). */
@@ -600,9 +601,6 @@ function renderAll({ previewOnly = false } = {}) {
   // The DOM holds the new numbers now; the next animation frame paints them.
   // Its style, layout and paint run right after its rAF callbacks, so a
   // message posted from one is handled once that frame is painted.
-  // Two records per move: __ntpPerf from the input event to the start of the
-  // frame that paints it (the rAF callback: the update made the very next
-  // frame), __ntpPerfPainted to the first task after that frame's rendering.
   if (perfWaiting.length) {
     const starts = perfWaiting;
     perfWaiting = [];

@@ -34,8 +34,8 @@ let runSettings = null;
 /**
  * The engine, compiled as soon as this worker starts (while the page is still
  * reading its model catalogue) and instantiated here. The compiled module is
- * also sent to the page with `ready`, so the page's own Previewer instantiates
- * it without compiling 5 MB of wasm a second time.
+ * also sent to the page with the `vocab` message, so the page's own Previewer
+ * instantiates it without compiling 5 MB of wasm a second time.
  * @type {Promise<WebAssembly.Module>}
  */
 const engineReady = (async () => {

@@ -7,8 +7,8 @@
 //     time (each waits for its record).
 //   - the same slider measure at V = 49,152 (bench only, nothing of it ships):
 //     the page's own Previewer is given 49,152 synthetic token names, seeded
-//     random logits and a 64-token history (main.js's
-//     benchWithSyntheticVocabulary); every panel is the real one.
+//     random logits and a 64-token history (bench.js's
+//     withSyntheticVocabulary); every panel is the real one.
 //   - for that vocabulary also the engine alone: a separate wasm Previewer in
 //     the page, per move preview() alone, and preview() + the distribution,
 //     rules and entropy panels painted into a scratch copy + a forced layout
@@ -52,7 +52,8 @@ const server = await startServer();
 const browser = await launchBrowser();
 try {
   // Every rule on, as in the synthetic measurement below (the same settings for every figure).
-  const query = `model=${encodeURIComponent(model)}&top_k=50&top_p=0.9&min_p=0.02&repetition_penalty=1.2`;
+  // bench=1: the page loads bench.js, which keeps the records read here.
+  const query = `model=${encodeURIComponent(model)}&top_k=50&top_p=0.9&min_p=0.02&repetition_penalty=1.2&bench=1`;
   const { page, errors } = await openPage(browser, new URL(`index.html?${query}`, server.url).href);
   await waitForReady(page);
 
@@ -141,15 +142,15 @@ async function sliderMoves(page, moves) {
 
 /**
  * Runs in the page: the page's own Previewer gets `vocab` synthetic token
- * names, seeded random logits and a 64-token history (main.js's
- * benchWithSyntheticVocabulary), so slider moves paint the real panels at
+ * names, seeded random logits and a 64-token history (bench.js's
+ * withSyntheticVocabulary), so slider moves paint the real panels at
  * that vocabulary size.
  * @param {{ vocab: number }} arg
  */
 async function installSyntheticState({ vocab }) {
-  const main = await import("./main.js");
+  const bench = await import("./bench.js"); // the instance the page loaded for ?bench=1
   const { text, display, logits, history } = window.__benchSynthetic(vocab, 4242);
-  await main.benchWithSyntheticVocabulary(text, display, { logits, history, position: history.length });
+  await bench.withSyntheticVocabulary(text, display, { logits, history, position: history.length });
 }
 
 /**

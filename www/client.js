@@ -3,7 +3,7 @@
 
 /**
  * @typedef {Object} ClientHooks
- * @property {(loaded: number, total: number, what: string) => void} onProgress
+ * @property {(progress: { loaded: number, total: number, what: string, stage?: string }) => void} onProgress
  * @property {(message: string, crashed: boolean) => void} onFatal   the worker died (the next request starts a new one)
  * @property {(msg: { vocab?: { text: string[], display: string[] }, module?: WebAssembly.Module, pending?: object }) => void} onEngineState
  *   every message that says what the worker's engine now holds (a model's vocabulary, the
@@ -64,7 +64,7 @@ export class EngineClient {
     if (msg.vocab || msg.pending) this.hooks.onEngineState(msg);
     const p = this.pending.get(msg.id);
     if (!p) return; // a reply to a request we gave up on: stale, drop it
-    if (msg.type === "progress") { this.hooks.onProgress(msg.loaded, msg.total, msg.what); return; }
+    if (msg.type === "progress") { this.hooks.onProgress(msg); return; }
     if (msg.type === "error") {
       this.pending.delete(msg.id);
       if (msg.fatal) { p.reject(new EngineError(msg.message, true)); this.fail(msg.message); return; }

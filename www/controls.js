@@ -17,7 +17,6 @@ const GROUPS = [
  * @typedef {Object} ControlsApi
  * @property {(settings: Record<string, any>) => void} show   reflect settings in the form
  * @property {(vocabSize: number) => void} setVocab            top-k's range follows the model
- * @property {(key: string, message: string) => void} refuse  show a refusal next to a control
  */
 
 /**
@@ -119,7 +118,6 @@ export function buildControls(root, settings, onChange) {
       f.range.max = String(Math.min(50, vocab));
       f.num.max = String(vocab);
     },
-    refuse(key, message) { const f = fields.get(key); if (f) f.msg.textContent = message; },
   };
   api.show(settings);
   return api;

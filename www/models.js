@@ -10,6 +10,9 @@
  * @property {{ builtin: string } | { base: string }} source
  */
 
+/** Lesson 21's ten logits z1..z10, the "logits10" model's vector until it is edited. */
+export const COURSE_LOGITS = [3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.5];
+
 /** The course's models, built into the engine. */
 export const BUILTIN_MODELS = [
   { name: "logits10", title: "Lesson 21: ten hand-written logits",

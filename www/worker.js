@@ -6,6 +6,7 @@
 //   load { model: { builtin: name } | { base: "models/x/" } }
 //   reset { prompt, settings }      step { settings }      run { settings }
 //   stop                            preview { settings }   rewind { n, settings }
+//   run_settings { settings }       (during a run: draw the next tokens with these)
 //   beam { settings }   set_logits { logits, prompt, settings }   train { steps, seed }
 // Worker → page: { id, type, ...payload }, type one of
 //   ready { info, timings: { wasm_ms, files_ms?, build_ms } }   progress { loaded, total, what }
@@ -28,7 +29,7 @@ let running = null;
 let stopWanted = false;
 /** Ids of stop requests waiting for the run to settle. */
 let stopWaiters = [];
-/** The settings the run in progress draws with (a preview updates them). */
+/** The settings the run in progress draws with (a run_settings message updates them). */
 let runSettings = null;
 
 /**
@@ -82,10 +83,12 @@ async function handle(msg) {
   switch (type) {
     case "reset": return replyWithState(id, { kind: "step", report: pg.start(msg.prompt, msg.settings) });
     case "step": return replyWithState(id, { kind: "step", report: pg.step(msg.settings) });
-    case "preview":
-      // A slider moved during a run: the run goes on with the new rules.
+    case "preview": return reply(id, { kind: "preview", distribution: pg.preview(msg.settings) });
+    case "run_settings":
+      // A setting moved during a run: the run draws its next tokens with the
+      // new rules (nothing is computed for this message).
       if (running !== null) runSettings = msg.settings;
-      return reply(id, { kind: "preview", distribution: pg.preview(msg.settings) });
+      return reply(id, { kind: "run_settings", running: running !== null });
     // The settings argument is ignored by a facade whose rewind takes only n.
     case "rewind": return replyWithState(id, { kind: "step", report: pg.rewind(msg.n, msg.settings) });
     case "beam": return reply(id, { kind: "beam", beam: pg.beam(msg.settings) });

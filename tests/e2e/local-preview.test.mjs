@@ -129,3 +129,39 @@ test("a bad value typed in the number box is still refused and the numbers stay"
   assert.deepEqual(after.probs, before.probs);
   await page.close();
 });
+
+test("a slider move during a run is previewed here once and reaches the run as run_settings, not as a second preview", async () => {
+  const { page, errors } = await openPage(browser, "about:blank");
+  // Record the type of every message the page posts to its engine worker.
+  await page.addInitScript(() => {
+    window.__sent = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (msg, ...rest) {
+      if (msg && typeof msg.type === "string") window.__sent.push(msg.type);
+      return post.call(this, msg, ...rest);
+    };
+  });
+  await page.goto(new URL("index.html?model=logits10&max_new=4000&nostop=1&seed=5", server.url).href);
+  await waitForReady(page);
+  await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
+  const count = () => page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
+  await page.click("#btn-run");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length >= 3);
+  const sentBefore = await page.evaluate(() => window.__sent.length);
+  // top-k = 1 during the run: every later token is the most likely one
+  await page.fill("#ctl-top_k", "1");
+  const movedAt = await count();
+  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length >= n + 16, movedAt);
+  await page.click("#btn-run"); // Stop
+  await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Run");
+  const sent = await page.evaluate((k) => window.__sent.slice(k), sentBefore);
+  assert.ok(sent.includes("run_settings"), `the run was told: ${sent.join(", ")}`);
+  assert.ok(!sent.includes("preview"), `no second preview in the worker: ${sent.join(", ")}`);
+  // Tokens already drawn when the message got in keep their rank; allow a few in flight.
+  const ranks = await page.$$eval("#p-output .tok", (els) => els.map((e) => Number(/rank (\d+)/.exec(e.title)[1])));
+  const later = ranks.slice(movedAt + 4);
+  assert.ok(later.length >= 10 && later.every((r) => r === 1), `ranks after top-k = 1: ${later.join(",")}`);
+  assert.equal(await page.evaluate(() => document.body.dataset.previewSource), "local");
+  assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);
+  await page.close();
+});

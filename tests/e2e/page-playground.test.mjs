@@ -106,7 +106,8 @@ test("the course's top-k = 3 and top-p = 0.9 numbers appear in the panels", asyn
 });
 
 test("every slider moves by keyboard, repaints from the engine, and lands in the URL", async () => {
-  const page = await openPlayground("?model=logits10");
+  // bench=1: the page keeps its input-to-paint records (bench.js), checked at the end
+  const page = await openPlayground("?model=logits10&bench=1");
   const sliders = await page.$$eval("#p-controls input[type=range]", (els) => els.map((e) => e.id));
   assert.ok(sliders.length >= 10, `expected the decoding sliders, found ${sliders.length}`);
   for (const id of sliders) {

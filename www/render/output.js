@@ -8,7 +8,6 @@ import { colourForProb, formatProb } from "./format.js";
  * @typedef {Object} OutputView
  * @property {{ id: number, text: string, display: string }[]} promptTokens
  * @property {{ id: number, text: string, display: string, prob: number, rank: number }[]} generated
- * @property {number|null} shownStep  index of the generated token whose distribution is shown
  * @property {string|null} stop       why generation stopped, if it did
  * @property {boolean} running
  */
@@ -43,7 +42,6 @@ export function renderOutput(root, view) {
     const label = `token ${i + 1} ${tok.display}: rank ${tok.rank}, p = ${formatProb(tok.prob)} (click to rewind here)`;
     setAttr(el, "title", label);
     setAttr(el, "aria-label", label);
-    el.classList.toggle("shown", view.shownStep === i);
   });
 
   const status = ensureSlot(root, "status", () => makeEl("p", { class: "out-status" }));

@@ -1,0 +1,94 @@
+// The page's module graph: the page a student opens loads no bench code and
+// keeps no timing records, the benchmarks' ?bench=1 switches them on, and
+// index.html preloads every module the page imports (so the graph loads in
+// one round of requests, not one level of imports at a time).
+//
+// Run: pkg-scripts/build, then node --test tests/e2e/page-structure.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { readFile } from "node:fs/promises";
+import { WWW_ROOT, startSuite, stopSuite, openPage, waitForReady } from "./harness.mjs";
+
+/** @type {{ url: string, close: () => Promise<void> }} */
+let server;
+/** @type {import("playwright-core").Browser} */
+let browser;
+
+before(async () => ({ server, browser } = await startSuite()));
+after(() => stopSuite({ server, browser }));
+
+/**
+ * Open the page and list the .js files it requested.
+ * @param {string} query
+ */
+async function openRecording(query) {
+  const { page, errors } = await openPage(browser, "about:blank");
+  /** @type {string[]} */
+  const scripts = [];
+  page.on("request", (req) => {
+    const u = new URL(req.url());
+    if (u.pathname.endsWith(".js")) scripts.push(u.pathname.replace(/^\//, ""));
+  });
+  await page.goto(new URL(`index.html${query}`, server.url).href);
+  await waitForReady(page);
+  return { page, errors, scripts };
+}
+
+test("the student's page loads no bench code and keeps no timing records", async () => {
+  const { page, errors, scripts } = await openRecording("?model=logits10");
+  await page.focus("#ctl-temperature-range");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("temperature") === "1.01");
+  assert.ok(!scripts.includes("bench.js"), `bench.js was requested: ${scripts.join(", ")}`);
+  const globals = await page.evaluate(() => Object.keys(window).filter((k) => k.startsWith("__ntp")));
+  assert.deepEqual(globals, []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("?bench=1 loads bench.js, which records the load milestones and slider timings", async () => {
+  const { page, errors, scripts } = await openRecording("?model=logits10&bench=1");
+  assert.ok(scripts.includes("bench.js"));
+  await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
+  await page.focus("#ctl-temperature-range");
+  for (let i = 0; i < 3; i++) {
+    const n = await page.evaluate(() => window.__ntpPerfPainted.length);
+    await page.keyboard.press("ArrowRight");
+    await page.waitForFunction((k) => window.__ntpPerfPainted.length > k, n);
+  }
+  const rec = await page.evaluate(() => ({ load: window.__ntpLoad, perf: window.__ntpPerf, painted: window.__ntpPerfPainted }));
+  for (const k of ["boot", "controls", "catalogue", "load_sent", "ready", "first_report", "first_render"]) {
+    assert.equal(typeof rec.load[k], "number", `__ntpLoad.${k}`);
+  }
+  assert.ok(rec.load.boot <= rec.load.controls && rec.load.controls <= rec.load.catalogue &&
+    rec.load.load_sent <= rec.load.ready && rec.load.ready <= rec.load.first_report && rec.load.first_report <= rec.load.first_render,
+    `milestones in order: ${JSON.stringify(rec.load)}`);
+  assert.equal(typeof rec.load.worker?.build_ms, "number", "the worker's stage durations");
+  assert.equal(rec.perf.length, 3);
+  assert.equal(rec.painted.length, 3);
+  rec.perf.forEach((t, i) => assert.ok(t >= 0 && t <= rec.painted[i], `frame start ${t} before painted ${rec.painted[i]}`));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("index.html preloads every module of the page", async () => {
+  const html = await readFile(path.join(WWW_ROOT, "index.html"), "utf8");
+  const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="\.\/([^"]+)">/g)].map((m) => m[1]));
+  // Walk the static imports from main.js (bench.js is imported dynamically, only with ?bench=1).
+  const seen = new Set();
+  const walk = async (rel) => {
+    if (seen.has(rel)) return;
+    seen.add(rel);
+    const text = await readFile(path.join(WWW_ROOT, rel), "utf8");
+    for (const m of text.matchAll(/^import\s[^;]*?from\s+"(\.{1,2}\/[^"]+)";/gm)) {
+      await walk(path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[1])));
+    }
+  };
+  await walk("main.js");
+  const missing = [...seen].filter((m) => !preloaded.has(m));
+  assert.deepEqual(missing, [], "modules imported but not preloaded");
+  const extra = [...preloaded].filter((m) => !seen.has(m));
+  assert.deepEqual(extra, [], "modules preloaded but not imported");
+});

@@ -1,0 +1,324 @@
+// The engine state machine: the page's side of every engine request (load,
+// replay, step, run, rewind, reset, preview, beam) and the recovery when the
+// wasm instance dies. The worker holds the model; this module keeps `view`
+// in step with its replies and asks for repaints.
+
+import { EngineClient } from "./client.js";
+import { LocalPreviewer } from "./local-preview.js";
+import { COURSE_LOGITS } from "./models.js";
+import { state, view, currentModel, currentPrompt, engineSettings } from "./app-state.js";
+import { toEngineSettings } from "./state/settings.js";
+import { say, unsay, sayEngineError, showProgress, hideProgress } from "./messages.js";
+import { updateUrl } from "./url-sync.js";
+import { scheduleRender, paintPreviewNow, onBeforePaint } from "./paint.js";
+import { emit } from "./events.js";
+
+/**
+ * What the page wires in (main.js): the parts of the page outside the engine
+ * that follow its state.
+ */
+export const engineHooks = {
+  /** A model is loaded; `info` is its ModelInfo. @type {(info: any) => void} */
+  loaded: () => {},
+  /** A load ended, well or not (the model panel shows the current model). @type {() => void} */
+  loadSettled: () => {},
+  /** A replay ended: token names for bans and biases from the URL are known now. @type {() => void} */
+  replayed: () => {},
+};
+
+/**
+ * The rules on this thread, fed by the worker's reports.
+ * <body data-local-preview> says whether slider moves are answered here
+ * (tests wait for it; the worker answers until then).
+ */
+export const local = new LocalPreviewer((ready) => { document.body.dataset.localPreview = String(ready); });
+
+export const client = new EngineClient(new URL("./worker.js", import.meta.url), {
+  onProgress: showProgress,
+  onFatal: recoverFromCrash,
+  onEngineState: (msg) => {
+    if (msg.vocab) local.setVocab(msg.vocab.text, msg.vocab.display, msg.module);
+    if (msg.pending) local.setState(msg.pending);
+  },
+});
+
+/** Times of recent crashes (a crash while restoring gives up sooner). @type {number[]} */
+let crashes = [];
+
+/** Load the current model, then replay prompt, settings and steps. */
+export async function loadModel() {
+  const entry = currentModel();
+  client.dropStale(); // an unfinished replay for the old model stops here
+  local.invalidate(); // until the new model's vocabulary comes, previews go to the worker
+  view.ready = false;
+  view.beam = null;
+  view.train = null;
+  view.logitsEdited = false;
+  view.loading = true;
+  // Not ready from now on, at once (not at the next frame): a click in
+  // between must not look like it was taken.
+  document.body.dataset.ready = "false";
+  setBusy(true);
+  scheduleRender();
+  let filesFailed = false;
+  try {
+    emit("load-sent");
+    const msg = await client.request("load", { model: entry.source });
+    emit("model-ready", { timings: msg.timings });
+    view.info = msg.info;
+    view.ready = true;
+    engineHooks.loaded(msg.info);
+    unsay("engine");
+    await replay();
+  } catch (err) {
+    sayEngineError(err);
+    // A trained model whose files are missing or rejected: fall back to a
+    // built-in model so the page stays usable (the message above says why).
+    filesFailed = !view.ready && entry !== undefined && !("builtin" in entry.source);
+  } finally {
+    hideProgress();
+    view.loading = false;
+    setBusy(false);
+    engineHooks.loadSettled();
+    scheduleRender();
+  }
+  if (filesFailed) {
+    say(`Could not load “${entry.title}”; showing the course's ten-logit model instead. Pick another model in the Model panel.`, "error", "fallback");
+    state.model = "logits10";
+    state.prompt = null;
+    engineHooks.loadSettled();
+    updateUrl();
+    await loadModel();
+  }
+}
+
+/**
+ * Start from the prompt and regenerate state.steps tokens with the current
+ * settings and seed (same seed, same text).
+ */
+export async function replay() {
+  client.dropStale();
+  const wantNext = state.next; // takeReport below overwrites it
+  view.beam = null;
+  // The engine keeps an edited vector until told otherwise, so going back to
+  // the course's values must be sent too.
+  if (state.model === "logits10" && (state.logits || view.logitsEdited)) {
+    await client.request("set_logits", { logits: state.logits ?? COURSE_LOGITS, prompt: currentPrompt(), settings: engineSettings() });
+    view.logitsEdited = state.logits !== null;
+  }
+  let msg;
+  try {
+    msg = await client.request("reset", { prompt: currentPrompt(), settings: engineSettings() });
+  } catch (err) {
+    view.report = null;
+    view.distribution = null;
+    throw err;
+  }
+  takeReport(msg.report);
+  emit("replay-start", { ms: msg.ms });
+  for (let i = 0; i < state.steps; i++) {
+    msg = await client.request("step", { settings: engineSettings() });
+    takeReport(msg.report);
+    if (msg.report.stop) break;
+  }
+  state.steps = view.report.generated.length;
+  // The link said the panels showed the next token's distribution.
+  if (wantNext && view.chosen) await doPreview();
+  updateUrl();
+  engineHooks.replayed();
+  scheduleBeam();
+}
+
+/** Replay, saying what went wrong instead of throwing. */
+export async function replayOrSay() {
+  try { await replay(); unsay("engine"); } catch (err) { sayEngineError(err); }
+}
+
+/**
+ * Adopt a StepReport as the current view.
+ * @param {any} report
+ */
+function takeReport(report) {
+  localPreviewWanted = false; // the report is newer than a preview still waiting for its frame
+  view.userStopped = false;
+  state.next = !report.chosen;
+  view.report = report;
+  view.distribution = report.distribution;
+  view.chosen = report.chosen ? { ...report.chosen } : null;
+  view.previewShown = false;
+  scheduleRender();
+}
+
+/** One token. */
+export async function doStep() {
+  if (!view.ready || view.running) return;
+  try {
+    const msg = await client.request("step", { settings: engineSettings() });
+    takeReport(msg.report);
+    state.steps = msg.report.generated.length;
+    updateUrl();
+    scheduleBeam();
+  } catch (err) { sayEngineError(err); }
+}
+
+/** Run until a stop condition or the Stop button (pressed again: stop). */
+export async function doRun() {
+  if (!view.ready) return;
+  if (view.running) { await stopRun(); return; }
+  view.running = true;
+  view.userStopped = false;
+  scheduleRender();
+  try {
+    const end = await client.request("run", { settings: engineSettings() }, (msg) => {
+      takeReport(msg.report);
+      state.steps = msg.report.generated.length;
+    });
+    view.userStopped = end.why === "stopped";
+  } catch (err) { sayEngineError(err); }
+  view.running = false;
+  updateUrl();
+  scheduleRender();
+  scheduleBeam();
+}
+
+/** Stop a run; settles once the worker's loop has ended (at once when none runs). */
+export async function stopRun() {
+  if (!view.running) return;
+  try { await client.request("stop"); } catch (err) { sayEngineError(err); }
+}
+
+/**
+ * Keep only the first n generated tokens; the distribution shown is the one
+ * token n was drawn from.
+ * @param {number} n
+ */
+export async function doRewind(n) {
+  if (!view.ready || view.running || n < 0) return;
+  try {
+    const msg = await client.request("rewind", { n, settings: engineSettings() });
+    takeReport(msg.report);
+    state.steps = msg.report.generated.length;
+    updateUrl();
+    scheduleBeam();
+  } catch (err) { sayEngineError(err); }
+}
+
+/** Back to the prompt (after a crash: reload the model). */
+export async function doReset() {
+  if (!view.ready) { crashes = []; state.steps = 0; loadModel(); return; }
+  await stopRun();
+  state.steps = 0;
+  try { await replay(); } catch (err) { sayEngineError(err); }
+}
+
+/**
+ * The rules changed: re-run them on the pending logits (no model call) and
+ * repaint, on this thread when the local Previewer holds the worker's state,
+ * else in the worker. A run in progress draws its next tokens with the new
+ * rules: the worker is told with its own message (nothing is computed for it).
+ * @param {number} [startedAt] the input event's timeStamp
+ */
+export async function doPreview(startedAt) {
+  if (!view.ready || !view.report) return;
+  if (view.running) client.request("run_settings", { settings: engineSettings() }).catch(sayEngineError);
+  if (startedAt !== undefined) emit("preview-wanted", { startedAt });
+  if (local.ready) {
+    localPreviewWanted = true;
+    paintPreviewNow();
+    return;
+  }
+  try {
+    const msg = await client.preview(engineSettings());
+    if (!msg) return; // superseded by a newer preview
+    showPreview(msg.distribution, "worker");
+    scheduleRender();
+  } catch (err) { sayEngineError(err); }
+}
+
+/**
+ * A preview's Distribution becomes the view.
+ * @param {any} distribution
+ * @param {"local"|"worker"} source
+ */
+function showPreview(distribution, source) {
+  // <body data-preview-source>: which thread computed the numbers shown (tests read it).
+  document.body.dataset.previewSource = source;
+  view.distribution = distribution;
+  view.chosen = null;
+  view.previewShown = true;
+  if (!state.next) { state.next = true; updateUrl(); }
+}
+
+/** A local preview waits for the next paint (set when its paint is coalesced into a frame). */
+let localPreviewWanted = false;
+
+// Each paint first runs the waiting local preview into the view (a bad
+// setting is said, the old numbers stay).
+onBeforePaint(() => {
+  if (!localPreviewWanted) return;
+  localPreviewWanted = false;
+  if (!local.ready) return;
+  try {
+    showPreview(local.preview(engineSettings()), "local");
+  } catch (err) { sayEngineError(err); }
+});
+
+let beamTimer = 0;
+/** Beam search from the current state, when its panel is shown. */
+export function scheduleBeam() {
+  if (!state.panels.includes("beam") || view.running) return;
+  clearTimeout(beamTimer);
+  beamTimer = setTimeout(doBeam, 150);
+}
+
+async function doBeam() {
+  if (!view.ready || view.running) return;
+  view.beamBusy = true;
+  scheduleRender();
+  try {
+    const msg = await client.request("beam", { settings: toEngineSettings(state.settings, { beam: true }) });
+    view.beam = msg.beam;
+  } catch (err) { sayEngineError(err); }
+  view.beamBusy = false;
+  scheduleRender();
+}
+
+/**
+ * The engine died (a Rust panic). The client has started a fresh worker:
+ * reload the model and replay; the prompt and settings live in `state`, so
+ * nothing the user typed is lost.
+ * @param {string} message
+ * @param {boolean} crashed false when the engine could not start at all
+ */
+function recoverFromCrash(message, crashed) {
+  view.running = false;
+  view.ready = false;
+  if (!crashed) {
+    say(message, "error", "crash");
+    scheduleRender();
+    return;
+  }
+  const now = Date.now();
+  crashes = crashes.filter((t) => now - t < 30000);
+  crashes.push(now);
+  local.invalidate(); // the new worker sends its vocabulary again
+  const text = `The engine hit an internal error (${message})`;
+  if (crashes.length > 2) {
+    say(`${text} again while restoring. Your prompt and settings are kept: change a setting and press Reset, or pick another model.`, "error", "crash");
+    scheduleRender();
+    return;
+  }
+  if (crashes.length === 2) {
+    // Replaying the same tokens crashed again: restore the prompt only.
+    state.steps = 0;
+    say(`${text}. The engine was restarted with your prompt and settings (the generated tokens were dropped).`, "error", "crash");
+  } else {
+    say(`${text}. The engine was restarted with your prompt and settings.`, "error", "crash");
+  }
+  loadModel();
+}
+
+/** @param {boolean} busy */
+function setBusy(busy) {
+  document.body.classList.toggle("busy", busy);
+}

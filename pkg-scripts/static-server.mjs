@@ -7,7 +7,9 @@
 
 import http from "node:http";
 import path from "node:path";
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 
 /** Content types by file extension. */
@@ -71,14 +73,15 @@ async function serveFile(root, req, res) {
     res.end(`not found: ${urlPath}`);
     return;
   }
-  const body = await readFile(file);
   res.writeHead(200, {
     "content-type": MIME_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream",
-    "content-length": body.length,
+    "content-length": info.size,
     // www/pkg is rebuilt often; a cached module would hide the new build.
     "cache-control": "no-store",
   });
-  res.end(req.method === "HEAD" ? undefined : body);
+  if (req.method === "HEAD") { res.end(); return; }
+  // Streamed: a model file of 100 MB is not read into memory first.
+  await pipeline(createReadStream(file), res);
 }
 
 /**

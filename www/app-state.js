@@ -23,6 +23,7 @@ export const view = {
   previewShown: false,   // `distribution` is a preview not painted yet
   beam: null, beamBusy: false,
   train: null, trainBusy: false,
+  score: null, scoreBusy: false, scoreSelected: null,   // the score panel's report, and the token whose details show
   logitsEdited: false,   // the engine holds a vector other than the course's
   running: false,
   userStopped: false,
@@ -43,7 +44,8 @@ export function currentModel() {
   return catalogue.models.find((m) => m.name === state.model);
 }
 
-/** The prompt in force (the model's default when the URL gave none). */
+/** The prompt in force (the model's default when the URL gave none; in chat mode its chat prompt). */
 export function currentPrompt() {
-  return state.prompt ?? currentModel()?.prompt ?? "";
+  const entry = currentModel();
+  return state.prompt ?? (state.settings.chat ? entry?.chatPrompt : undefined) ?? entry?.prompt ?? "";
 }

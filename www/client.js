@@ -81,14 +81,15 @@ export class EngineClient {
    * @param {string} type
    * @param {object} [payload]
    * @param {(msg: object) => void} [onReport] for run: each intermediate report
+   * @param {Transferable[]} [transfer] buffers handed to the worker instead of copied
    * @returns {Promise<any>}
    */
-  request(type, payload = {}, onReport) {
+  request(type, payload = {}, onReport, transfer = []) {
     const id = this.nextId++;
     if (!this.worker) this.startWorker();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onReport });
-      this.worker.postMessage({ id, type, ...payload });
+      this.worker.postMessage({ id, type, ...payload }, transfer);
     });
   }
 

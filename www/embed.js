@@ -12,7 +12,7 @@ const OWN = new Set(["width", "height", "title", "class", "style", "id"]);
 
 class NextTokenPlayground extends HTMLElement {
   static get observedAttributes() {
-    return ["model", "prompt", "panels", "temperature", "top_k", "top_p", "min_p", "seed", "steps", "width", "height"];
+    return ["model", "prompt", "panels", "temperature", "top_k", "top_p", "min_p", "seed", "steps", "chat", "width", "height"];
   }
 
   connectedCallback() { this.build(); }

@@ -3,10 +3,10 @@
 // wasm instance dies. The worker holds the model; this module keeps `view`
 // in step with its replies and asks for repaints.
 
-import { EngineClient } from "./client.js";
+import { EngineClient, EngineError } from "./client.js";
 import { LocalPreviewer } from "./local-preview.js";
-import { COURSE_LOGITS } from "./models.js";
-import { state, view, currentModel, currentPrompt, engineSettings } from "./app-state.js";
+import { COURSE_LOGITS, checkAvailability } from "./models.js";
+import { state, view, catalogue, currentModel, currentPrompt, engineSettings } from "./app-state.js";
 import { toEngineSettings } from "./state/settings.js";
 import { say, unsay, sayEngineError, showProgress, hideProgress } from "./messages.js";
 import { updateUrl } from "./url-sync.js";
@@ -18,8 +18,10 @@ import { emit } from "./events.js";
  * that follow its state.
  */
 export const engineHooks = {
-  /** A model is loaded; `info` is its ModelInfo. @type {(info: any) => void} */
+  /** A model is loaded (before its prompt is replayed); `info` is its ModelInfo. @type {(info: any) => void} */
   loaded: () => {},
+  /** A GGUF file from the user's disk is loaded: it becomes the current model. @type {(name: string, info: any) => void} */
+  fileLoaded: () => {},
   /** A load ended, well or not (the model panel shows the current model). @type {() => void} */
   loadSettled: () => {},
   /** A replay ended: token names for bans and biases from the URL are known now. @type {() => void} */
@@ -51,9 +53,7 @@ export async function loadModel() {
   client.dropStale(); // an unfinished replay for the old model stops here
   local.invalidate(); // until the new model's vocabulary comes, previews go to the worker
   view.ready = false;
-  view.beam = null;
-  view.train = null;
-  view.logitsEdited = false;
+  forgetModelViews();
   view.loading = true;
   // Not ready from now on, at once (not at the next frame): a click in
   // between must not look like it was taken.
@@ -62,6 +62,7 @@ export async function loadModel() {
   scheduleRender();
   let filesFailed = false;
   try {
+    await checkSource(entry);
     emit("load-sent");
     const msg = await client.request("load", { model: entry.source });
     emit("model-ready", { timings: msg.timings });
@@ -83,12 +84,93 @@ export async function loadModel() {
     scheduleRender();
   }
   if (filesFailed) {
-    say(`Could not load “${entry.title}”; showing the course's ten-logit model instead. Pick another model in the Model panel.`, "error", "fallback");
-    state.model = "logits10";
+    // The catalogue's default, unless that is what failed: then the course's ten logits.
+    const fallback = entry.name !== catalogue.defaultName && catalogue.models.some((m) => m.name === catalogue.defaultName)
+      ? catalogue.models.find((m) => m.name === catalogue.defaultName) : catalogue.models.find((m) => m.name === "logits10");
+    const instead = fallback.name === "logits10" ? "the course's ten-logit model" : `“${fallback.title}”`;
+    say(`Could not load “${entry.title}”; showing ${instead} instead. Pick another model in the Model panel.`, "error", "fallback");
+    state.model = fallback.name;
     state.prompt = null;
+    state.file = null;
     engineHooks.loadSettled();
     updateUrl();
     await loadModel();
+  }
+}
+
+/**
+ * Refuse, with a message saying what to do, a model whose file is not there:
+ * a GGUF the server does not have, or a file from the user's disk that is
+ * gone (the engine restarted after a crash).
+ * @param {import("./models.js").ModelEntry} entry
+ */
+async function checkSource(entry) {
+  const src = /** @type {any} */ (entry.source);
+  if (src.file) throw new Error(`The GGUF file you opened (${src.file}) went with the engine's restart; open it again.`);
+  if (!src.gguf) return;
+  if (entry.availability === "unknown" || entry.availability === undefined) await checkAvailability(entry);
+  if (entry.availability === "absent") {
+    throw new Error(`${entry.title}: its file (${entry.bytes ? `${(entry.bytes / 1e6).toFixed(1)} MB, ` : ""}${src.gguf.split("/").pop()}) is not on this server. ` +
+      `Run ${entry.fetch ?? "the model's fetch script"} in the repository, then reload.`);
+  }
+  if (entry.availability === "wrong-size") {
+    throw new Error(`${entry.title}: the file on this server is not the expected ${entry.bytes} bytes. Run ${entry.fetch ?? "the model's fetch script"} again.`);
+  }
+}
+
+/** What was drawn for the previous model (beam tree, bigram training, score report). */
+function forgetModelViews() {
+  view.beam = null;
+  view.train = null;
+  view.score = null;
+  view.scoreSelected = null;
+  view.logitsEdited = false;
+}
+
+/**
+ * Open a GGUF file from the user's disk: the bytes go to the worker
+ * (transferred, not copied), which builds the model. Until it has, the model
+ * loaded before stays in the worker; a file the engine refuses leaves it
+ * there and usable, with a message saying why.
+ * @param {ArrayBuffer} buffer the whole file
+ * @param {string} name its name
+ */
+export async function loadFile(buffer, name) {
+  await stopRun();
+  client.dropStale();
+  const wasReady = view.ready;
+  view.ready = false;
+  view.loading = true;
+  document.body.dataset.ready = "false";
+  setBusy(true);
+  showProgress({ loaded: buffer.byteLength, total: buffer.byteLength, what: name, stage: "build" });
+  scheduleRender();
+  let loaded = false;
+  try {
+    const msg = await client.request("load", { model: { file: buffer, name } }, undefined, [buffer]);
+    loaded = true;
+    local.invalidate(); // the new model's vocabulary follows its first report
+    forgetModelViews();
+    unsay("open-file");
+    unsay("engine");
+    engineHooks.fileLoaded(name, msg.info);
+    view.info = msg.info;
+    view.ready = true;
+    engineHooks.loaded(msg.info);
+    await replay();
+  } catch (err) {
+    if (!loaded) {
+      const why = err instanceof Error ? err.message : String(err);
+      say(`Could not open ${name}: ${why}. ${wasReady ? "The model loaded before is still here." : ""}`.trim(), "error", "open-file");
+      // The worker still holds the model it had, in the state it had.
+      view.ready = wasReady && !(err instanceof EngineError && err.fatal);
+    } else sayEngineError(err);
+  } finally {
+    hideProgress();
+    view.loading = false;
+    setBusy(false);
+    engineHooks.loadSettled();
+    scheduleRender();
   }
 }
 
@@ -280,6 +362,27 @@ async function doBeam() {
     view.beam = msg.beam;
   } catch (err) { sayEngineError(err); }
   view.beamBusy = false;
+  scheduleRender();
+}
+
+/**
+ * Score a text: every token's probability and rank under the model, in the
+ * worker (one teacher-forced pass; the generation state is left alone).
+ * @param {string} text
+ */
+export async function doScore(text) {
+  if (!view.ready) return;
+  view.scoreBusy = true;
+  scheduleRender();
+  try {
+    const msg = await client.request("score", { text, chat: state.settings.chat });
+    view.score = msg.score;
+    view.scoreSelected = null;
+    unsay("score");
+  } catch (err) {
+    if (!(err instanceof EngineError && (err.superseded || err.fatal))) say(err instanceof Error ? err.message : String(err), "error", "score");
+  }
+  view.scoreBusy = false;
   scheduleRender();
 }
 

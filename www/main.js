@@ -7,7 +7,9 @@
 //   paint.js          frame scheduling and renderAll (panels in render/*.js)
 //   setting-changes.js what a moved control sets off; ban/bias chips
 //   url-sync.js       the URL mirror        messages.js  message area, load progress
-//   model-panel.js    the model picker      toy-models.js the logits editor, bigram retraining
+//   model-panel.js    the model picker, a file opened from disk, the chat switch
+//   gguf-open.js      "Open a GGUF file…" and drag-and-drop   score.js  the score panel's controls
+//   toy-models.js     the logits editor, bigram retraining
 //   panels.js         panel switches, figure buttons   embed-code.js  the iframe snippet
 //   events.js         lifecycle events (bench.js, loaded only with ?bench=1, times them)
 
@@ -18,7 +20,9 @@ import { client, engineHooks, loadModel, replayOrSay, stopRun, doStep, doRun, do
 import { onSetting, refreshChips, wireListButtons } from "./setting-changes.js";
 import { updateUrl, onUrlWritten } from "./url-sync.js";
 import { say } from "./messages.js";
-import { fillModelPicker, showModelPanel, wireModelPicker } from "./model-panel.js";
+import { fillModelPicker, showModelPanel, wireModelPicker, checkModelFiles, adaptToModel, adoptFileModel } from "./model-panel.js";
+import { wireGgufOpen } from "./gguf-open.js";
+import { wireScore, offerScoreText } from "./score.js";
 import { wireToyModels } from "./toy-models.js";
 import { showPanels, wirePanelSwitches, addFigureButtons } from "./panels.js";
 import { copyEmbed, refreshEmbedCode } from "./embed-code.js";
@@ -30,8 +34,9 @@ if (new URLSearchParams(location.search).get("bench") === "1") await import("./b
 /** @type {import("./controls.js").ControlsApi|null} */
 let controls = null;
 
-engineHooks.loaded = (info) => controls?.setVocab(info.vocab_size);
-engineHooks.loadSettled = showModelPanel;
+engineHooks.loaded = (info) => { controls?.setVocab(info.vocab_size); adaptToModel(info); };
+engineHooks.fileLoaded = adoptFileModel;
+engineHooks.loadSettled = () => { showModelPanel(); offerScoreText(); };
 engineHooks.replayed = refreshChips; // token names for bans/biases from the URL are known now
 onUrlWritten(refreshEmbedCode);
 
@@ -69,6 +74,8 @@ function wire() {
 
   wireListButtons();
   wireModelPicker();
+  wireGgufOpen();
+  wireScore();
   wireToyModels();
   wirePanelSwitches();
   addFigureButtons();
@@ -92,6 +99,7 @@ async function boot() {
     say(catalogue.problem, "info", "catalogue");
   }
   fillModelPicker();
+  checkModelFiles(); // sizes and availability of the GGUF files, shown in the picker when known
   if (state.model !== null && !catalogue.models.some((m) => m.name === state.model)) {
     say(`model=${state.model} is not available; using ${catalogue.defaultName}`, "error");
     state.model = null;

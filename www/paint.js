@@ -12,6 +12,7 @@ import { renderKv } from "./render/kv.js";
 import { renderBeam } from "./render/beam.js";
 import { renderTrain } from "./render/train.js";
 import { renderModelFacts } from "./render/model-facts.js";
+import { renderScore } from "./render/score.js";
 import { setText } from "./render/dom.js";
 
 let renderQueued = false;
@@ -91,6 +92,9 @@ export function renderAll({ previewOnly = false } = {}) {
       cacheCheck: r?.cache_check ?? null, useCache: state.settings.use_cache });
   }
   if (shown.has("beam") && !previewOnly) renderBeam($("#p-beam .body"), { beam: view.beam, busy: view.beamBusy });
+  if (shown.has("score") && !previewOnly) {
+    renderScore($("#p-score .body"), { score: view.score, busy: view.scoreBusy, selected: view.scoreSelected });
+  }
   if (state.model === "bigram-abc" && !previewOnly) renderTrain($("#train-result"), { result: view.train, busy: view.trainBusy });
   paintButtons();
   renderModelFacts($("#model-facts"), view.info);
@@ -116,4 +120,6 @@ function paintButtons() {
   // Reset stays available after a crash: it reloads the model.
   btn("#btn-reset").disabled = view.loading || view.running;
   btn("#btn-back").disabled ||= !(r?.generated?.length);
+  btn("#btn-score").disabled = !view.ready || view.scoreBusy;
+  btn("#btn-score-output").disabled = !view.ready || view.scoreBusy || !r;
 }

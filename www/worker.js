@@ -3,13 +3,16 @@
 // drop replies it no longer wants.
 //
 // Page → worker: { id, type, ...payload }, type one of
-//   load { model: { builtin: name } | { base: "models/x/" } }
+//   load { model: { builtin: name } | { base: "models/x/" } | { gguf: url, bytes, version }
+//          | { file: ArrayBuffer (transferred), name } }
 //   reset { prompt, settings }      step { settings }      run { settings }
 //   stop                            preview { settings }   rewind { n, settings }
 //   run_settings { settings }       (during a run: draw the next tokens with these)
 //   beam { settings }   set_logits { logits, prompt, settings }   train { steps, seed }
+//   score { text, chat }
 // Worker → page: { id, type, ...payload }, type one of
-//   ready { info, timings: { wasm_ms, files_ms?, build_ms } }   progress { loaded, total, what }
+//   ready { info, timings: { wasm_ms, files_ms?, build_ms } }
+//   progress { loaded, total, what, stage: "download" | "cache" | "build" }
 //   report { kind, ..., pending? }   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
 // After a load, the first report is followed by { type: "vocab", vocab: { text, display },
 // module } (no id): the vocabulary and the compiled engine for the page's Previewer.
@@ -19,8 +22,7 @@
 // when a slider moves, without a round trip here.
 
 import init, { Playground, set_panic_hook } from "./pkg/nexttoken.js";
-
-const CACHE_NAME = "nexttoken-models-v1";
+import { CACHE_NAME, cacheKey } from "./model-cache.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -99,6 +101,11 @@ async function handle(msg) {
       return replyWithState(id, out && out.distribution ? { kind: "step", report: out } : { kind: "preview", distribution: out });
     }
     case "train": return replyWithState(id, { kind: "train", result: pg.train_bigram(msg.steps, BigInt(msg.seed ?? 18)) });
+    case "score": {
+      if (typeof pg.score !== "function") throw new Error("this engine build cannot score texts yet (no Playground.score; rebuild www/pkg)");
+      // Teacher-forced in one pass; the generation state is left alone, so no `pending`.
+      return reply(id, { kind: "score", score: pg.score(msg.text, !!msg.chat), ms: performance.now() - requestStart });
+    }
     case "run": return run(id, msg.settings);
     default: throw new Error(`unknown request type "${type}"`);
   }
@@ -150,27 +157,46 @@ function reportError(id, err) {
 
 /**
  * Build the Playground for a model. Its files download while the engine
- * compiles (a fresh worker does both at once).
+ * compiles (a fresh worker does both at once). The model loaded before stays
+ * in place until the new one is built, so a file the engine refuses leaves
+ * the page with a working model.
  * @param {number} id
- * @param {{ builtin?: string, base?: string }} model
+ * @param {{ builtin?: string, base?: string, gguf?: string, bytes?: number, version?: string, file?: ArrayBuffer, name?: string }} model
  */
 async function load(id, model) {
   const t0 = performance.now();
   const timings = {};
-  const files = model.builtin ? null : fetchModelFiles(id, model.base).then((f) => { timings.files_ms = performance.now() - t0; return f; });
+  const done = (/** @type {any} */ f) => { timings.files_ms = performance.now() - t0; return f; };
+  let files = null;
+  if (model.base) files = fetchModelFiles(id, model.base).then(done);
+  else if (model.gguf) files = fetchCachedBytes(id, model.gguf, model.version ?? "1", model.bytes ?? 0).then(done);
   files?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
   const module = await engineReady;
   timings.wasm_ms = performance.now() - t0;
-  const fetched = await files;
-  if (pg && typeof pg.free === "function") pg.free();
-  pg = null;
+  let fetched = await files;
   const t1 = performance.now();
+  let next;
   if (model.builtin) {
-    pg = Playground.builtin(model.builtin);
+    next = Playground.builtin(model.builtin);
+  } else if (model.base) {
+    next = Playground.from_files(fetched.manifestText, fetched.weights, fetched.tokenizer);
+  } else if (model.gguf || model.file) {
+    if (typeof Playground.from_gguf !== "function") throw new Error("this engine build cannot read GGUF files yet (no Playground.from_gguf; rebuild www/pkg)");
+    const bytes = model.file ? new Uint8Array(model.file) : fetched;
+    const name = model.file ? (model.name ?? "model.gguf") : model.gguf.split("/").pop();
+    self.postMessage({ id, type: "progress", loaded: bytes.length, total: bytes.length, what: name, stage: "build" });
+    model.file = undefined;
+    fetched = null;
+    // The engine copies the bytes into its memory; this thread's copy goes
+    // when this function returns (nothing else holds it).
+    next = Playground.from_gguf(bytes, name);
   } else {
-    pg = Playground.from_files(fetched.manifestText, fetched.weights, fetched.tokenizer);
+    throw new Error("load: the model names no source (builtin, base, gguf or file)");
   }
+  fetched = null;
   timings.build_ms = performance.now() - t1;
+  if (pg && typeof pg.free === "function") pg.free();
+  pg = next;
   timings.sent = performance.timeOrigin + performance.now();
   self.postMessage({ id, type: "ready", info: pg.info(), timings });
   // The page's Previewer names tokens from the vocabulary; listing it waits
@@ -206,7 +232,7 @@ async function fetchModelFiles(id, base) {
   // same name is fetched again instead of served stale.
   const [tokenizer, weights] = await Promise.all([
     fetchText(`${base}${manifest.tokenizer}`),
-    fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText)),
+    fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText), 0),
   ]);
   return { manifestText, tokenizer, weights };
 }
@@ -223,42 +249,74 @@ async function fetchText(url) {
 
 /**
  * Fetch a large file once, streaming progress to the page, and keep it in the
- * Cache API so the next visit loads from disk.
+ * Cache API so the next visit reads it from disk. The bytes land in one
+ * buffer of the announced size (no second copy to join chunks); the cache
+ * is written from a second branch of the same response while it downloads.
  * @param {number} id
  * @param {string} url
  * @param {string} version part of the cache key
+ * @param {number} expected the size the catalogue says (0: unknown)
  * @returns {Promise<Uint8Array>}
  */
-async function fetchCachedBytes(id, url, version) {
+async function fetchCachedBytes(id, url, version, expected) {
   const cache = typeof caches !== "undefined" ? await caches.open(CACHE_NAME).catch(() => null) : null;
-  // (a query, not a fragment: the Cache API ignores fragments when matching)
-  const key = `${url}${url.includes("?") ? "&" : "?"}ntp-v=${version}`;
-  const hit = cache ? await cache.match(key) : undefined;
+  const key = cacheKey(url, version);
+  const hit = cache ? await cache.match(key).catch(() => undefined) : undefined;
   if (hit) {
-    const bytes = new Uint8Array(await hit.arrayBuffer());
-    self.postMessage({ id, type: "progress", loaded: bytes.length, total: bytes.length, what: `${url} (cached)` });
-    return bytes;
+    try { return await readBody(id, hit, url, expected, "cache"); }
+    catch { await cache.delete(key).catch(() => {}); } // a damaged copy: download it again
   }
   const res = await fetch(url);
   if (!res.ok) throw new Error(`could not fetch ${url} (HTTP ${res.status})`);
-  const total = Number(res.headers.get("content-length")) || 0;
-  const chunks = [];
+  // The cache reads its own branch of the body (a failed write, e.g. over
+  // the quota, only costs the next visit a download).
+  const stored = cache ? cache.put(key, res.clone()).catch(() => {}) : Promise.resolve();
+  const bytes = await readBody(id, res, url, expected, "download");
+  await stored;
+  return bytes;
+}
+
+/**
+ * Read a response's body with progress messages.
+ * @param {number} id
+ * @param {Response} res
+ * @param {string} url
+ * @param {number} expected
+ * @param {"download"|"cache"} stage
+ * @returns {Promise<Uint8Array>}
+ */
+async function readBody(id, res, url, expected, stage) {
+  const total = Number(res.headers.get("content-length")) || expected || 0;
+  const what = url;
+  if (!res.body) {
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    self.postMessage({ id, type: "progress", loaded: bytes.length, total: bytes.length, what, stage });
+    return bytes;
+  }
+  let buffer = new Uint8Array(total);
   let loaded = 0;
+  let lastPost = 0;
   const reader = res.body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    chunks.push(value);
+    if (loaded + value.length > buffer.length) {
+      // More than announced: grow (doubling), rare.
+      const bigger = new Uint8Array(Math.max(buffer.length * 2, loaded + value.length));
+      bigger.set(buffer.subarray(0, loaded));
+      buffer = bigger;
+    }
+    buffer.set(value, loaded);
     loaded += value.length;
-    self.postMessage({ id, type: "progress", loaded, total, what: url });
+    // At most ~20 progress messages a second (a chunk is often 64 KiB).
+    const now = performance.now();
+    if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded, total, what, stage }); }
   }
-  const bytes = new Uint8Array(loaded);
-  let at = 0;
-  for (const c of chunks) { bytes.set(c, at); at += c.length; }
-  // Stored in the background (the Response copies the bytes): the model is
-  // built from them now, not after the disk write.
-  if (cache) cache.put(key, new Response(bytes, { headers: { "content-type": "application/octet-stream" } })).catch(() => {});
-  return bytes;
+  self.postMessage({ id, type: "progress", loaded, total: Math.max(total, loaded), what, stage });
+  if (expected && loaded !== expected) {
+    throw new Error(`${url} has ${loaded} bytes, not the ${expected} the catalogue says (a partial download, or another file; fetch it again)`);
+  }
+  return loaded === buffer.length ? buffer : buffer.slice(0, loaded);
 }
 
 /**

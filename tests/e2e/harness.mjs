@@ -96,7 +96,10 @@ export async function openPage(browser, url, { viewport = { width: 1300, height:
   /** @type {string[]} */
   const errors = [];
   page.on("console", (msg) => {
-    if (msg.type() === "error") errors.push(`console: ${msg.text()}`);
+    if (msg.type() !== "error") return;
+    // The page asks with HEAD whether a model file is served (see below); Chromium logs the 404 of an absent one.
+    if (/^Failed to load resource/.test(msg.text()) && /\.gguf$/.test(msg.location()?.url ?? "")) return;
+    errors.push(`console: ${msg.text()}`);
   });
   // A dedicated worker's console.error and its uncaught exceptions reach
   // these page events too (checked with playwright-core 1.65 and Chromium 156),
@@ -109,6 +112,9 @@ export async function openPage(browser, url, { viewport = { width: 1300, height:
     if (why !== "net::ERR_ABORTED") errors.push(`requestfailed: ${req.url()} (${why})`);
   });
   page.on("response", (res) => {
+    // A HEAD answered 404 is the page asking whether a model file is served
+    // (www/models.js): the picker then says how to get it. Not a failure.
+    if (res.status() === 404 && res.request().method() === "HEAD") return;
     if (res.status() >= 400) errors.push(`http ${res.status()}: ${res.url()}`);
   });
   page.on("crash", () => errors.push("crash: the page crashed"));

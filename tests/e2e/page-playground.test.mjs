@@ -424,7 +424,7 @@ test("panel switches and “Copy embed code” give an iframe snippet of the cur
   const page = await openPlayground("?model=logits10&temperature=0.5");
   await page.uncheck("#show-kv");
   await page.uncheck("#show-beam");
-  await page.waitForFunction(() => new URLSearchParams(location.search).get("panels") === "output,dist,rules,entropy,controls");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("panels") === "output,dist,rules,entropy,score,controls");
   assert.equal(await page.isVisible("#p-kv"), false);
   await page.click("#btn-embed");
   const code = await page.inputValue("#embed-code");
@@ -432,7 +432,7 @@ test("panel switches and “Copy embed code” give an iframe snippet of the cur
   assert.match(code, /^<iframe [^>]*width="\d+" height="\d+"/);
   assert.equal(src.searchParams.get("embed"), "1");
   assert.equal(src.searchParams.get("temperature"), "0.5");
-  assert.equal(src.searchParams.get("panels"), "output,dist,rules,entropy,controls");
+  assert.equal(src.searchParams.get("panels"), "output,dist,rules,entropy,score,controls");
   assert.deepEqual(page.problems(), []);
   await page.close();
 });

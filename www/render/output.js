@@ -1,13 +1,14 @@
 // Panel 1: the prompt and the generated text, each generated token tinted by
-// the probability it had when it was drawn.
+// the probability it had when it was drawn. A chat template's special tokens
+// (<|im_start|>, <|im_end|>) are shown as tokens, dimmed.
 
 import { makeEl, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { colourForProb, formatProb } from "./format.js";
 
 /**
  * @typedef {Object} OutputView
- * @property {{ id: number, text: string, display: string }[]} promptTokens
- * @property {{ id: number, text: string, display: string, prob: number, rank: number }[]} generated
+ * @property {{ id: number, text: string, display: string, special?: boolean }[]} promptTokens
+ * @property {{ id: number, text: string, display: string, prob: number, rank: number, special?: boolean }[]} generated
  * @property {string|null} stop       why generation stopped, if it did
  * @property {boolean} running
  */
@@ -29,7 +30,7 @@ export function renderOutput(root, view) {
   const text = ensureSlot(root, "text", () => makeEl("div", { class: "out-text", "aria-live": "off" }));
   const prompt = ensureSlot(text, "prompt", () => makeEl("span", { class: "out-prompt", title: "the prompt" }));
   const gen = ensureSlot(text, "gen", () => makeEl("span", { class: "out-gen" }));
-  setText(prompt, view.promptTokens.map((t) => t.text).join(""));
+  paintPrompt(prompt, view.promptTokens);
 
   const spans = syncChildren(gen, view.generated.length, () =>
     makeEl("span", { class: "tok", tabindex: "0", role: "button", "data-action": "rewind" }));
@@ -39,7 +40,8 @@ export function renderOutput(root, view) {
     const { bg, fg } = colourForProb(tok.prob);
     if (el.style.backgroundColor !== bg) { el.style.backgroundColor = bg; el.style.color = fg; }
     setAttr(el, "data-step", i);
-    const label = `token ${i + 1} ${tok.display}: rank ${tok.rank}, p = ${formatProb(tok.prob)} (click to rewind here)`;
+    el.classList.toggle("special", !!tok.special);
+    const label = `token ${i + 1} ${tok.special ? "(special) " : ""}${tok.display}: rank ${tok.rank}, p = ${formatProb(tok.prob)} (click to rewind here)`;
     setAttr(el, "title", label);
     setAttr(el, "aria-label", label);
   });
@@ -50,4 +52,27 @@ export function renderOutput(root, view) {
   if (view.running) s += " · running…";
   else if (view.stop) s += ` · ${STOP_WORDS[view.stop] ?? view.stop}`;
   setText(status, s);
+}
+
+/**
+ * The prompt as runs of plain text, with each special token in a span of its own.
+ * @param {Element} el
+ * @param {OutputView["promptTokens"]} tokens
+ */
+function paintPrompt(el, tokens) {
+  /** @type {{ text: string, special: boolean, id?: number }[]} */
+  const runs = [];
+  for (const t of tokens) {
+    const last = runs[runs.length - 1];
+    if (!t.special && last && !last.special) last.text += t.text;
+    else runs.push({ text: t.text, special: !!t.special, id: t.id });
+  }
+  const spans = syncChildren(el, runs.length, () => makeEl("span"));
+  runs.forEach((r, i) => {
+    const span = spans[i];
+    setText(span, r.text);
+    setAttr(span, "class", r.special ? "tok-special" : "");
+    if (r.special) setAttr(span, "title", `special token ${r.text} (id ${r.id}): part of the chat template`);
+    else span.removeAttribute("title");
+  });
 }

@@ -86,6 +86,7 @@ export function makeDefaultSettings() {
   s.banned = [];
   s.logit_bias = [];
   s.use_cache = true;
+  s.chat = false;
   return s;
 }
 
@@ -103,6 +104,7 @@ export function toEngineSettings(s, opts = {}) {
   out.banned = s.banned.slice();
   out.logit_bias = s.logit_bias.map((pair) => pair.slice());
   out.use_cache = s.use_cache;
+  out.chat = s.chat;
   out.top_n = 10;
   if (opts.beam) out.max_new = s.beam_len;
   return out;

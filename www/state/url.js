@@ -5,7 +5,7 @@
 import { NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, makeDefaultSettings } from "./settings.js";
 
 /** Every panel the page knows, in display order. */
-export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "beam", "controls", "model"];
+export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "beam", "score", "controls", "model"];
 /** Panels shown when the URL does not say. */
 export const DEFAULT_PANELS = PANEL_KEYS.slice();
 /** Panels of an embed whose URL does not say (no model picker: the lesson fixed it). */
@@ -22,6 +22,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  * @property {number[]|null} logits  the edited logit vector of "logits10"
  * @property {boolean} next          the panels show the next token's distribution, not the
  *                                   one the last generated token was drawn from
+ * @property {{ name: string }|null} file  a model opened from the user's disk (not in links)
  */
 
 /**
@@ -30,7 +31,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  */
 export function makeDefaultState() {
   return { model: null, prompt: null, settings: makeDefaultSettings(), panels: DEFAULT_PANELS.slice(),
-    embed: false, steps: 0, logits: null, next: false };
+    embed: false, steps: 0, logits: null, next: false, file: null };
 }
 
 /**
@@ -72,6 +73,12 @@ export function parseQuery(search) {
     if (raw === "0" || raw === "false") s.use_cache = false;
     else if (raw === "1" || raw === "true") s.use_cache = true;
     else problems.push(`use_cache=${raw} must be 0 or 1; using 1`);
+  }
+  if (q.has("chat")) {
+    const raw = q.get("chat");
+    if (raw === "1" || raw === "true") s.chat = true;
+    else if (raw === "0" || raw === "false") s.chat = false;
+    else problems.push(`chat=${raw} must be 0 or 1; using 0 (plain continuation)`);
   }
   if (q.has("stop")) s.stop = q.getAll("stop").filter((x) => x.length > 0);
   if (q.has("nostop")) s.stop = [];
@@ -123,6 +130,7 @@ export function formatQuery(state) {
   for (const c of NUMBER_CONTROLS) if (state.settings[c.key] !== c.def) q.set(c.key, String(state.settings[c.key]));
   for (const c of CHOICE_CONTROLS) if (state.settings[c.key] !== c.def) q.set(c.key, state.settings[c.key]);
   if (!state.settings.use_cache) q.set("use_cache", "0");
+  if (state.settings.chat) q.set("chat", "1");
   const stops = state.settings.stop;
   if (JSON.stringify(stops) !== JSON.stringify(d.settings.stop)) {
     if (stops.length === 0) q.set("nostop", "1");

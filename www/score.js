@@ -1,0 +1,51 @@
+// The "score a text" panel's controls: the text box (prefilled with a text
+// that suits the model until the user types), the Score button, and picking
+// a token to read its details.
+
+import { $, state, view, currentModel, currentPrompt } from "./app-state.js";
+import { doScore } from "./engine.js";
+import { scheduleRender } from "./paint.js";
+import { setText } from "./render/dom.js";
+
+/** The user has typed in the box: model changes no longer replace the text. */
+let edited = false;
+
+/** After a model change: offer a text that suits it (unless the user wrote one). */
+export function offerScoreText() {
+  const box = /** @type {HTMLTextAreaElement} */ ($("#score-text"));
+  if (edited || document.activeElement === box) return;
+  box.value = currentModel()?.scoreText ?? currentPrompt();
+}
+
+export function wireScore() {
+  const box = /** @type {HTMLTextAreaElement} */ ($("#score-text"));
+  box.addEventListener("input", () => { edited = true; });
+  $("#btn-score").addEventListener("click", () => {
+    if (!box.value.trim()) { setText($("#score-msg"), "Type or paste a text first."); return; }
+    setText($("#score-msg"), "");
+    doScore(box.value);
+  });
+  $("#btn-score-output").addEventListener("click", () => {
+    const r = view.report;
+    if (!r) return;
+    // In chat mode the reply alone (the prompt is inside the template); the
+    // template's special tokens are never part of the text.
+    const tokens = state.settings.chat ? r.generated : [...r.prompt_tokens, ...r.generated];
+    box.value = tokens.filter((t) => !t.special).map((t) => t.text).join("");
+    edited = true;
+    doScore(box.value);
+  });
+  // A token's details: on hover, focus or click (touch screens have no hover).
+  const body = $("#p-score .body");
+  const pick = (/** @type {Event} */ e) => {
+    const el = /** @type {HTMLElement} */ (e.target).closest?.(".score-text .stok");
+    if (!el) return;
+    const i = Number(el.getAttribute("data-i"));
+    if (view.scoreSelected === i) return;
+    view.scoreSelected = i;
+    scheduleRender();
+  };
+  body.addEventListener("focusin", pick);
+  body.addEventListener("click", pick);
+  body.addEventListener("mouseover", pick);
+}

@@ -22,6 +22,8 @@ export const view = {
   chosen: null,          // the token drawn from `distribution`, if any
   previewShown: false,   // `distribution` is a preview not painted yet
   beam: null, beamBusy: false,
+  beamEstimateMs: null,  // set when a search would take this long: the panel offers a button instead of searching
+  stepMs: null,          // the worker's time for the last decode step
   train: null, trainBusy: false,
   score: null, scoreBusy: false, scoreSelected: null,   // the score panel's report, and the token whose details show
   logitsEdited: false,   // the engine holds a vector other than the course's

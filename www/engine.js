@@ -121,6 +121,8 @@ async function checkSource(entry) {
 /** What was drawn for the previous model (beam tree, bigram training, score report). */
 function forgetModelViews() {
   view.beam = null;
+  view.beamEstimateMs = null;
+  view.stepMs = null;
   view.train = null;
   view.score = null;
   view.scoreSelected = null;
@@ -200,7 +202,7 @@ export async function replay() {
   emit("replay-start", { ms: msg.ms });
   for (let i = 0; i < state.steps; i++) {
     msg = await client.request("step", { settings: engineSettings() });
-    takeReport(msg.report);
+    takeReport(msg.report, msg.ms);
     if (msg.report.stop) break;
   }
   state.steps = view.report.generated.length;
@@ -219,8 +221,10 @@ export async function replayOrSay() {
 /**
  * Adopt a StepReport as the current view.
  * @param {any} report
+ * @param {number} [stepMs] the worker's time for the decode step that made it
  */
-function takeReport(report) {
+function takeReport(report, stepMs) {
+  if (stepMs !== undefined && report.chosen) view.stepMs = stepMs;
   localPreviewWanted = false; // the report is newer than a preview still waiting for its frame
   view.userStopped = false;
   state.next = !report.chosen;
@@ -236,7 +240,7 @@ export async function doStep() {
   if (!view.ready || view.running) return;
   try {
     const msg = await client.request("step", { settings: engineSettings() });
-    takeReport(msg.report);
+    takeReport(msg.report, msg.ms);
     state.steps = msg.report.generated.length;
     updateUrl();
     scheduleBeam();
@@ -252,7 +256,7 @@ export async function doRun() {
   scheduleRender();
   try {
     const end = await client.request("run", { settings: engineSettings() }, (msg) => {
-      takeReport(msg.report);
+      takeReport(msg.report, msg.ms);
       state.steps = msg.report.generated.length;
     });
     view.userStopped = end.why === "stopped";
@@ -346,20 +350,46 @@ onBeforePaint(() => {
 });
 
 let beamTimer = 0;
-/** Beam search from the current state, when its panel is shown. */
+/**
+ * Past this estimated time a beam search is not started after every step:
+ * the engine's worker runs one request at a time and a search cannot be
+ * interrupted, so the next Step would wait for it. The beam panel offers a
+ * button instead, with the estimate.
+ */
+const AUTO_BEAM_MS = 1200;
+
+/**
+ * Beam search from the current state, when its panel is shown: at once on a
+ * fast model, on request (the panel's Search button) on a slow one.
+ */
 export function scheduleBeam() {
   if (!state.panels.includes("beam") || view.running) return;
   clearTimeout(beamTimer);
+  const estimate = beamEstimateMs();
+  view.beamEstimateMs = estimate > AUTO_BEAM_MS ? estimate : null;
+  if (view.beamEstimateMs !== null) { view.beam = null; scheduleRender(); return; }
   beamTimer = setTimeout(doBeam, 150);
 }
 
-async function doBeam() {
-  if (!view.ready || view.running) return;
+/**
+ * About how long a search takes: B beams × L tokens model calls of the last
+ * decode step's time (before any step, a guess from the model's size).
+ * @returns {number} ms
+ */
+function beamEstimateMs() {
+  const perCall = view.stepMs ?? (view.info?.params ?? 0) / 1e6;
+  return perCall * state.settings.beams * state.settings.beam_len;
+}
+
+/** Run the beam search now (the panel's Search button, or after a step on a fast model). */
+export async function doBeam() {
+  if (!view.ready || view.running || view.beamBusy) return;
   view.beamBusy = true;
   scheduleRender();
   try {
     const msg = await client.request("beam", { settings: toEngineSettings(state.settings, { beam: true }) });
     view.beam = msg.beam;
+    view.beamEstimateMs = null;
   } catch (err) { sayEngineError(err); }
   view.beamBusy = false;
   scheduleRender();

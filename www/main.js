@@ -16,7 +16,7 @@
 import { $, parsed, state, view, catalogue } from "./app-state.js";
 import { buildControls } from "./controls.js";
 import { loadCatalogue } from "./models.js";
-import { client, engineHooks, loadModel, replayOrSay, stopRun, doStep, doRun, doRewind, doReset } from "./engine.js";
+import { client, engineHooks, loadModel, replayOrSay, stopRun, doStep, doRun, doRewind, doReset, doBeam } from "./engine.js";
 import { onSetting, refreshChips, wireListButtons } from "./setting-changes.js";
 import { updateUrl, onUrlWritten } from "./url-sync.js";
 import { say } from "./messages.js";
@@ -54,6 +54,10 @@ function wire() {
   };
   out.addEventListener("click", (e) => rewindFrom(e.target));
   out.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); rewindFrom(e.target); } });
+
+  $("#p-beam .body").addEventListener("click", (e) => {
+    if (/** @type {HTMLElement} */ (e.target).closest?.("[data-action=beam-search]")) doBeam();
+  });
 
   let promptTimer = 0;
   $("#prompt").addEventListener("input", () => {

@@ -8,6 +8,8 @@ import { OKABE_ITO } from "./format.js";
  * @typedef {Object} BeamView
  * @property {any|null} beam  the engine's BeamReport
  * @property {boolean} busy
+ * @property {number|null} [estimateMs] set on a slow model: the search waits for the
+ *   Search button (a button[data-action=beam-search]), and this is how long it may take
  */
 
 const COL = 92, ROW = 20, PAD = 6;
@@ -22,8 +24,16 @@ export function renderBeam(root, view) {
   const wrap = ensureSlot(root, "tree", () => makeEl("div", { class: "table-wrap" }));
   const list = ensureSlot(root, "list", () => makeEl("ol", { class: "beam-list" }));
   const b = view.beam;
+  const button = ensureSlot(root, "search", () => makeEl("button", { type: "button", "data-action": "beam-search" }, "Search"));
+  button.hidden = !(view.estimateMs && !view.busy && !b);
   if (!b) {
-    setText(note, view.busy ? "Searching…" : "Beam search runs from the current text after each step.");
+    let text = "Beam search runs from the current text after each step.";
+    if (view.busy) text = "Searching… (the engine does nothing else until the search ends)";
+    else if (view.estimateMs) {
+      text = `On this model a search takes about ${(view.estimateMs / 1000).toFixed(0)} s (beams × beam length model calls), ` +
+        "and the engine does nothing else meanwhile, so it waits for you: press Search.";
+    }
+    setText(note, text);
     wrap.replaceChildren();
     syncChildren(list, 0, () => makeEl("li"));
     return;

@@ -9,7 +9,7 @@ import { setText } from "./dom.js";
  */
 export function describeModel(info) {
   const parts = [`${info.name}`, `${info.vocab_size} tokens`];
-  if (info.kind === "transformer" || info.kind === "kv-demo") {
+  if (info.kind === "transformer") {
     parts.push(`${info.layers} layers`, `${info.heads} heads (${info.kv_heads} KV)`, `d = ${info.d_model}`,
       `context ${info.context}`);
   }

@@ -1,0 +1,144 @@
+// SmolLM2-135M-Instruct in the page, from its GGUF file (www/models/smollm2/,
+// made by pkg-scripts/fetch-smollm2): the picker shows its size before
+// loading, the download's progress reaches 100 %, every panel draws from its
+// 49,152-token vocabulary and its 30-layer, 3-KV-head cache, steps, chat mode
+// with the template's special tokens dimmed, a scored text, and a second
+// visit served from the Cache API without fetching the file again.
+// Without the file the tests are skipped, saying so.
+//
+// Run: pkg-scripts/build, pkg-scripts/fetch-smollm2, then
+//      node --test tests/e2e/smollm2.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { existsSync } from "node:fs";
+import { WWW_ROOT, startSuite, stopSuite, waitForReady, screenshot } from "./harness.mjs";
+
+const FILE = path.join(WWW_ROOT, "models", "smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf");
+const HAVE = existsSync(FILE);
+const SKIP = "SmolLM2's GGUF is not in www/models/smollm2/: run pkg-scripts/fetch-smollm2";
+/** Loading takes seconds (a 98 MB download and the weights dequantised in wasm). */
+const LOAD_MS = 240000;
+
+/** @type {{ url: string, close: () => Promise<void> }} */
+let server;
+/** @type {import("playwright-core").Browser} */
+let browser;
+/** One browser context for the whole file: its Cache API carries over from page to page. */
+/** @type {import("playwright-core").BrowserContext} */
+let context;
+
+before(async () => {
+  if (!HAVE) return;
+  ({ server, browser } = await startSuite());
+  context = await browser.newContext({ viewport: { width: 1300, height: 900 } });
+});
+after(async () => {
+  await context?.close();
+  await stopSuite({ server, browser });
+});
+
+/**
+ * A page of the shared context that records problems and the requests for
+ * the model file.
+ * @param {string} query
+ */
+async function openSmol(query) {
+  const page = await context.newPage();
+  /** @type {string[]} */
+  const errors = [];
+  /** @type {string[]} */
+  const fileRequests = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  page.on("request", (r) => { if (r.url().includes(".gguf")) fileRequests.push(`${r.method()} ${r.url()}`); });
+  page.setDefaultTimeout(LOAD_MS);
+  await page.goto(new URL(`index.html${query}`, server.url).href);
+  return { page, errors, fileRequests };
+}
+
+/** Two animation frames and the URL written. */
+async function settle(page) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForFunction(() => document.body.dataset.urlPending !== "true");
+}
+
+test("SmolLM2 loads in the page and every panel draws from it", { timeout: 600000 }, async (t) => {
+  if (!HAVE) { t.skip(SKIP); return; }
+  const { page, errors } = await openSmol("?model=bard");
+  await waitForReady(page, LOAD_MS);
+  // The picker shows the file's size before anything is downloaded.
+  await page.waitForFunction(() => /98\.4 MB/.test(document.querySelector("#model-select option[value=smollm2-135m]")?.textContent ?? ""));
+  const t0 = Date.now();
+  await page.selectOption("#model-select", "smollm2-135m");
+  await page.waitForFunction(() => document.body.dataset.ready === "false");
+  await waitForReady(page, LOAD_MS);
+  t.diagnostic(`load (download from localhost + build + first report): ${Date.now() - t0} ms`);
+  const loading = await page.$eval("#loading", (e) => ({ ...e.dataset }));
+  assert.equal(loading.percent, "100", `the progress bar reached 100 %: ${JSON.stringify(loading)}`);
+  assert.equal(loading.total, "98362432");
+  assert.equal(new URL(page.url()).searchParams.get("model"), "smollm2-135m");
+  assert.match(await page.textContent("#model-facts"), /49152 tokens · 30 layers · 9 heads \(3 KV\)/);
+
+  // The distribution: ten rows over the full vocabulary, finite, at most 1 in all.
+  const probs = await page.$$eval("#p-dist .dist-row .num[data-prob]", (els) => els.map((e) => Number(e.getAttribute("data-prob"))));
+  assert.equal(probs.length, 10);
+  assert.ok(probs.every((p) => Number.isFinite(p) && p >= 0 && p <= 1), `probabilities: ${probs}`);
+  assert.ok(probs.reduce((a, b) => a + b, 0) <= 1 + 1e-9);
+  // The KV cache: 30 layers, 3 KV heads.
+  const kv = await page.textContent("#p-kv [data-slot=facts]");
+  assert.match(kv, /2 · 30 layers · 3 KV heads · \d+ positions · 64 dims/, kv);
+
+  // A few steps, each one more token and one more cached position.
+  const len0 = Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len"));
+  const stepTimes = [];
+  for (let i = 1; i <= 3; i++) {
+    const s0 = Date.now();
+    await page.click("#btn-step");
+    await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length === n, i);
+    stepTimes.push(Date.now() - s0);
+  }
+  t.diagnostic(`step click -> token shown: ${stepTimes.join(", ")} ms`);
+  await settle(page);
+  assert.equal(Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len")), len0 + 3);
+  assert.equal(new URL(page.url()).searchParams.get("steps"), "3");
+  await screenshot(page, "smollm2-steps");
+
+  // Chat: the prompt is wrapped in the template; its special tokens are dimmed tokens.
+  assert.equal(await page.isVisible("#chat-switch"), true, "the chat switch is offered");
+  await page.check("#ctl-chat");
+  await page.waitForFunction(() => [...document.querySelectorAll("#p-output .tok-special")].some((e) => e.textContent === "<|im_start|>"));
+  await waitForReady(page, LOAD_MS);
+  await settle(page);
+  assert.equal(new URL(page.url()).searchParams.get("chat"), "1");
+  const specials = await page.$$eval("#p-output .tok-special", (els) => els.map((e) => [e.textContent, getComputedStyle(e).opacity]));
+  assert.ok(specials.length >= 3, `special tokens: ${JSON.stringify(specials)}`);
+  assert.ok(specials.every(([, o]) => Number(o) < 1), "dimmed");
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
+  await screenshot(page, "smollm2-chat");
+
+  // Score a short text: a rank for every token but the first.
+  await page.fill("#score-text", "The cat sat on the mat.");
+  await page.click("#btn-score");
+  await page.waitForFunction(() => document.querySelectorAll("#p-score .score-text .stok").length > 3);
+  const ranks = await page.$$eval("#p-score .score-text .stok", (els) => els.map((e) => e.getAttribute("data-rank")));
+  assert.equal(ranks[0], "", "nothing predicts the first token");
+  assert.ok(ranks.slice(1).every((r) => Number.isInteger(Number(r)) && Number(r) >= 1), `ranks: ${ranks}`);
+  assert.match(await page.textContent("#p-score [data-slot=summary]"), /mean surprisal \d+\.\d{3} bits per token · perplexity \d/);
+  await screenshot(page, "smollm2-score");
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a second visit reads SmolLM2 from the Cache API, not the network", { timeout: 600000 }, async (t) => {
+  if (!HAVE) { t.skip(SKIP); return; }
+  const { page, errors, fileRequests } = await openSmol("?model=smollm2-135m");
+  await waitForReady(page, LOAD_MS);
+  assert.deepEqual(fileRequests, [], "no request for the .gguf at all");
+  assert.match(await page.textContent("#model-select option[value=smollm2-135m]"), /in your browser's cache/);
+  assert.match(await page.textContent("#model-facts"), / · 49152 tokens · 30 layers/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

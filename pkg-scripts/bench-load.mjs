@@ -1,16 +1,23 @@
 // Time from opening the page to the first distribution on screen, on the
-// default model, in headless Chromium over localhost. Each run uses a fresh
+// default model (or --model=NAME, e.g. smollm2-135m), in headless Chromium
+// over localhost, and the tab's memory: the renderer process's resident size
+// when the page is ready and its peak (VmRSS, VmHWM from /proc; the engine's
+// worker runs in that process). Each run uses a fresh
 // browser profile (so the Cache API starts empty) unless --warm is given,
 // in which case the page is opened once first and the timed loads reuse it.
 // The page is opened with ?bench=1, so it loads bench.js, which keeps the
 // load milestones (window.__ntpLoad); the student's page has none of it.
-// Usage (after pkg-scripts/build):  node pkg-scripts/bench-load.mjs [runs] [--warm]
+// Usage (after pkg-scripts/build):  node pkg-scripts/bench-load.mjs [runs] [--warm] [--model=NAME]
+import { readFile, readdir } from "node:fs/promises";
 import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
 
 const runs = Number(process.argv.find((a) => /^\d+$/.test(a)) || 5);
 const warm = process.argv.includes("--warm");
+const model = process.argv.find((a) => a.startsWith("--model="))?.slice("--model=".length);
 const server = await startServer();
-const pageUrl = `${server.url}?bench=1`;
+const pageUrl = `${server.url}?bench=1${model ? `&model=${encodeURIComponent(model)}` : ""}`;
+/** Per run: the largest renderer's { rss, hwm } in MB when the page is ready. */
+const memory = [];
 const times = [];
 /** Per run: the page's milestones and the worker's stage durations (window.__ntpLoad). */
 const stages = [];
@@ -24,7 +31,7 @@ try {
     context = await browser.newContext();
     const first = await context.newPage();
     await first.goto(pageUrl);
-    await waitForReady(first, 120000);
+    await waitForReady(first, 300000);
     await first.close();
   }
   for (let i = 0; i < runs; i++) {
@@ -34,11 +41,12 @@ try {
     }
     const page = warm ? await context.newPage() : (await openPage(browser, pageUrl)).page;
     if (warm) await page.goto(pageUrl);
-    await waitForReady(page, 120000);
+    await waitForReady(page, 300000);
     // The distribution panel's first bars: the page sets data-ready once a report is drawn.
     const { ms, load } = await page.evaluate(() => ({ ms: performance.now(), load: window.__ntpLoad }));
     times.push(ms);
     stages.push(load);
+    memory.push(await rendererMemory());
     if (warm) await page.close();
   }
   await browser.close();
@@ -69,6 +77,7 @@ const summary = (label, xs) => {
   console.log(`${label} (${warm ? "warm cache" : "cold profile"}), ${v.length} runs: ` +
     `median ${v[Math.floor(v.length / 2)].toFixed(0)} ms, max ${v[v.length - 1].toFixed(0)} ms, all ${v.map((t) => t.toFixed(0)).join(", ")}`);
 };
+console.log(`page: ${pageUrl}`);
 summary("open → first distribution in the DOM", stages.map((s) => s.first_render));
 summary("open → ready seen by the test driver", times);
 if (floor.length) summary("floor: open → a trivial page's module script runs", floor);
@@ -93,3 +102,28 @@ row("model ready on the page", (s) => s.ready);
 row("  worker: prompt prefilled + first report (duration)", (s) => s.prefill_ms);
 row("first report on the page", (s) => s.first_report);
 row("first distribution in the DOM", (s) => s.first_render);
+
+if (memory.some((m) => m)) {
+  const fmt = (xs) => xs.map((x) => x.toFixed(0)).join(", ");
+  console.log(`tab (largest renderer process) when ready: VmRSS ${fmt(memory.map((m) => m?.rss ?? NaN))} MB; peak VmHWM ${fmt(memory.map((m) => m?.hwm ?? NaN))} MB`);
+}
+
+/**
+ * The largest Chromium renderer process (the page's tab, with its workers)
+ * of the browsers this script started: resident and peak resident size, MB.
+ * Linux only (reads /proc); null elsewhere.
+ * @returns {Promise<{ rss: number, hwm: number }|null>}
+ */
+async function rendererMemory() {
+  let best = null;
+  const pids = await readdir("/proc").catch(() => []);
+  for (const pid of pids.filter((p) => /^\d+$/.test(p))) {
+    const cmd = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+    if (!cmd.includes("--type=renderer") || !cmd.includes("playwright")) continue;
+    const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+    const m = { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+    if (!best || m.rss > best.rss) best = m;
+  }
+  return best;
+}

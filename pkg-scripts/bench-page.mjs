@@ -99,7 +99,22 @@ try {
     }
     stepTimes.push(performance.now() - t0);
   }
-  if (stepTimes.length) console.log(`step click -> token shown (${model}): ${summarize(stepTimes)}`);
+  if (stepTimes.length) {
+    console.log(`step click -> token shown (${model}): ${summarize(stepTimes)}`);
+    const worker = await page.evaluate(() => window.__ntpSteps.slice());
+    console.log(`  of which the worker's time (decode step + report): ${summarize(worker.slice(-stepTimes.length))}`);
+  }
+  // One beam search from here, timed (the panel's Search button on a slow model).
+  await page.evaluate(() => { window.__ntpBeams.length = 0; });
+  const search = await page.$("#p-beam [data-action=beam-search]:not([hidden])");
+  if (search) await search.click();
+  try {
+    await page.waitForFunction(() => window.__ntpBeams.length > 0, null, { timeout: 120000 });
+    const settings = await page.evaluate(() => [document.querySelector("#ctl-beams").value, document.querySelector("#ctl-beam_len").value]);
+    console.log(`beam search, ${settings[0]} beams × ${settings[1]} tokens (${model}): ${(await page.evaluate(() => window.__ntpBeams[0])).toFixed(0)} ms`);
+  } catch {
+    console.log("beam search: no search ran (beam panel hidden?)");
+  }
   if (errors.length) console.log(`page reported problems:\n  ${errors.join("\n  ")}`);
   await page.close();
 } finally {

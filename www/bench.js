@@ -9,6 +9,8 @@
 //   window.__ntpPerfPainted → the first task after that frame's rendering
 //   window.__ntpLoad        page-load milestones (performance.now() ms) and the
 //                           worker's own stage durations
+//   window.__ntpSteps       the worker's ms for each generated token (decode step + report)
+//   window.__ntpBeams       each beam search, request to reply, ms
 //
 // and withSyntheticVocabulary(), which gives the page's Previewer a synthetic
 // vocabulary so slider moves are measured at a real model's vocabulary size.
@@ -20,6 +22,8 @@ const load = { boot: performance.now(), origin: performance.timeOrigin };
 window.__ntpLoad = load;
 window.__ntpPerf = [];
 window.__ntpPerfPainted = [];
+window.__ntpSteps = [];
+window.__ntpBeams = [];
 
 /** Input timeStamps of moves whose preview is not painted yet. @type {number[]} */
 let waiting = [];
@@ -35,6 +39,8 @@ first("load-sent", () => { load.load_sent = performance.now(); });
 first("model-ready", (d) => { load.ready = performance.now(); load.worker = d.timings; });
 first("replay-start", (d) => { load.first_report = performance.now(); load.prefill_ms = d.ms; });
 
+on("decode-step", (d) => window.__ntpSteps.push(d.ms));
+on("beam-done", (d) => window.__ntpBeams.push(d.ms));
 on("preview-wanted", (d) => waiting.push(d.startedAt));
 on("painted", (d) => {
   if (d.ready) load.first_render ??= performance.now();

@@ -224,7 +224,7 @@ export async function replayOrSay() {
  * @param {number} [stepMs] the worker's time for the decode step that made it
  */
 function takeReport(report, stepMs) {
-  if (stepMs !== undefined && report.chosen) view.stepMs = stepMs;
+  if (stepMs !== undefined && report.chosen) { view.stepMs = stepMs; emit("decode-step", { ms: stepMs }); }
   localPreviewWanted = false; // the report is newer than a preview still waiting for its frame
   view.userStopped = false;
   state.next = !report.chosen;
@@ -356,7 +356,7 @@ let beamTimer = 0;
  * interrupted, so the next Step would wait for it. The beam panel offers a
  * button instead, with the estimate.
  */
-const AUTO_BEAM_MS = 1200;
+const AUTO_BEAM_MS = 500;
 
 /**
  * Beam search from the current state, when its panel is shown: at once on a
@@ -387,7 +387,9 @@ export async function doBeam() {
   view.beamBusy = true;
   scheduleRender();
   try {
+    const t0 = performance.now();
     const msg = await client.request("beam", { settings: toEngineSettings(state.settings, { beam: true }) });
+    emit("beam-done", { ms: performance.now() - t0 });
     view.beam = msg.beam;
     view.beamEstimateMs = null;
   } catch (err) { sayEngineError(err); }

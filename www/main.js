@@ -20,7 +20,7 @@ import { client, engineHooks, loadModel, replayOrSay, stopRun, doStep, doRun, do
 import { onSetting, refreshChips, wireListButtons } from "./setting-changes.js";
 import { updateUrl, onUrlWritten } from "./url-sync.js";
 import { say } from "./messages.js";
-import { fillModelPicker, showModelPanel, wireModelPicker, checkModelFiles, adaptToModel, adoptFileModel } from "./model-panel.js";
+import { fillModelPicker, showModelPanel, wireModelPicker, checkModelFiles, adaptToModel, adoptFileModel, panelHooks } from "./model-panel.js";
 import { wireGgufOpen } from "./gguf-open.js";
 import { wireScore, offerScoreText } from "./score.js";
 import { wireToyModels } from "./toy-models.js";
@@ -39,6 +39,7 @@ engineHooks.fileLoaded = adoptFileModel;
 engineHooks.loadSettled = () => { showModelPanel(); offerScoreText(); };
 engineHooks.replayed = refreshChips; // token names for bans/biases from the URL are known now
 onUrlWritten(refreshEmbedCode);
+panelHooks.settingsChanged = () => controls?.show(state.settings);
 
 function wire() {
   $("#btn-step").addEventListener("click", doStep);

@@ -13,6 +13,9 @@ import { fillLogitsEditor } from "./toy-models.js";
 import { say } from "./messages.js";
 import { makeEl, setText } from "./render/dom.js";
 
+/** What main.js wires in: the controls show settings changed here. */
+export const panelHooks = { settingsChanged: () => {} };
+
 /** The name a model opened from disk has in the picker (never in a link). */
 export const FILE_MODEL = "file";
 
@@ -112,6 +115,13 @@ export function wireModelPicker() {
   const chat = /** @type {HTMLInputElement} */ ($("#ctl-chat"));
   chat.addEventListener("change", () => {
     state.steps = 0;
+    // The page's default stop string (a blank line) would cut a chat reply at
+    // its first paragraph; in chat mode the reply ends at the end-of-turn token.
+    if (chat.checked && JSON.stringify(state.settings.stop) === JSON.stringify(["\n\n"])) {
+      state.settings.stop = [];
+      panelHooks.settingsChanged();
+      say("Chat mode: the stop string (a blank line) is cleared, the reply ends at the model's end-of-turn token.", "info", "chat");
+    }
     onSetting("chat", chat.checked, performance.now());
     showModelPanel(); // the default prompt differs between the two modes
   });

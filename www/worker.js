@@ -174,6 +174,7 @@ async function load(id, model) {
   const module = await engineReady;
   timings.wasm_ms = performance.now() - t0;
   let fetched = await files;
+  files = null; // the promise would keep the bytes alive while the engine builds
   const t1 = performance.now();
   let next;
   if (model.builtin) {

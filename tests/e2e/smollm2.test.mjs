@@ -105,6 +105,49 @@ test("SmolLM2 loads in the page and every panel draws from it", { timeout: 60000
   assert.equal(new URL(page.url()).searchParams.get("steps"), "3");
   await screenshot(page, "smollm2-steps");
 
+  // Beam search: on this slow model it waits for the Search button, then shows its beams.
+  await page.click("#p-beam [data-action=beam-search]");
+  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3);
+  assert.match(await page.textContent("#p-beam [data-slot=note]"), /^3 beams/);
+
+  // Step back: one token fewer, one cached position fewer.
+  await page.click("#btn-back");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);
+  await settle(page);
+  assert.equal(Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len")), len0 + 2);
+
+  // A run never blocks the page: while it runs, a slider move is painted at
+  // once on this thread, and Stop settles.
+  await page.fill("#ctl-max_new", "200");
+  await page.fill("#ctl-stop", "");
+  await page.press("#ctl-stop", "Tab"); // the stop strings commit on change
+  await page.waitForFunction(() => new URLSearchParams(location.search).has("nostop"));
+  await page.click("#btn-run");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length >= 4);
+  const during = await page.evaluate(() => {
+    const range = /** @type {HTMLInputElement} */ (document.querySelector("#ctl-temperature-range"));
+    const before = document.querySelector("#p-dist [data-slot=head]").textContent;
+    const t0 = performance.now();
+    range.value = "0.5";
+    range.dispatchEvent(new Event("input", { bubbles: true }));
+    return { ms: performance.now() - t0, before, after: document.querySelector("#p-dist [data-slot=head]").textContent,
+      running: document.querySelector("#btn-run").textContent };
+  });
+  assert.equal(during.running, "Stop");
+  assert.notEqual(during.after, during.before, "the move was painted in its own task");
+  assert.ok(during.ms < 200, `the move took ${during.ms} ms on the page's thread`);
+  await page.click("#btn-run"); // Stop
+  await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Run");
+  assert.match(await page.textContent("#p-output [data-slot=status]"), /stopped by you/);
+  // The next change of the prompt stops a run too.
+  await page.click("#btn-run");
+  await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Stop");
+  await page.fill("#prompt", "The three primary colours are red,");
+  await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Run" &&
+    document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 0);
+  await page.fill("#ctl-temperature", "1");
+  await page.fill("#ctl-max_new", "64");
+
   // Chat: the prompt is wrapped in the template; its special tokens are dimmed tokens.
   assert.equal(await page.isVisible("#chat-switch"), true, "the chat switch is offered");
   await page.check("#ctl-chat");

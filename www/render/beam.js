@@ -30,7 +30,7 @@ export function renderBeam(root, view) {
     let text = "Beam search runs from the current text after each step.";
     if (view.busy) text = "Searching… (the engine does nothing else until the search ends)";
     else if (view.estimateMs) {
-      text = `On this model a search takes about ${(view.estimateMs / 1000).toFixed(0)} s (beams × beam length model calls), ` +
+      text = `On this model a search takes about ${(view.estimateMs / 1000).toFixed(view.estimateMs < 10000 ? 1 : 0)} s (beams × beam length model calls), ` +
         "and the engine does nothing else meanwhile, so it waits for you: press Search.";
     }
     setText(note, text);

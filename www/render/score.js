@@ -43,7 +43,7 @@ export function bucketOf(rank) {
 export function describeToken(t, i) {
   const name = `token ${i + 1} ${t.special ? "(special) " : ""}${t.display}`;
   if (t.rank === null || t.rank === undefined) return `${name}: the first token, nothing predicts it`;
-  const top = t.top.map((x) => `${x.display} ${formatProb(x.prob)}`).join(", ");
+  const top = t.top.map((x) => `“${x.display}” ${formatProb(x.prob)}`).join(", ");
   return `${name}: rank ${t.rank}, p = ${formatProb(t.prob)}, ${t.surprisal_bits.toFixed(2)} bits; the model expected ${top}`;
 }
 
@@ -105,7 +105,7 @@ export function renderScore(root, view) {
     const li = makeEl("li", { "data-i": i });
     li.append(makeEl("span", { class: `stok ${bucketOf(t.rank)?.cls ?? "sb-none"}` }, t.display),
       ` at token ${i + 1}: ${t.surprisal_bits.toFixed(2)} bits (p = ${formatProb(t.prob)}, rank ${t.rank}); expected ` +
-      t.top.map((x) => `${x.display} (${formatProb(x.prob)})`).join(", "));
+      t.top.map((x) => `“${x.display}” (${formatProb(x.prob)})`).join(", "));
     return li;
   }));
 }

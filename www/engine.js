@@ -401,13 +401,14 @@ export async function doBeam() {
  * Score a text: every token's probability and rank under the model, in the
  * worker (one teacher-forced pass; the generation state is left alone).
  * @param {string} text
+ * @param {boolean} chat inside the model's chat template
  */
-export async function doScore(text) {
+export async function doScore(text, chat) {
   if (!view.ready) return;
   view.scoreBusy = true;
   scheduleRender();
   try {
-    const msg = await client.request("score", { text, chat: state.settings.chat });
+    const msg = await client.request("score", { text, chat });
     view.score = msg.score;
     view.scoreSelected = null;
     unsay("score");

@@ -1,6 +1,7 @@
 // The "score a text" panel's controls: the text box (prefilled with a text
-// that suits the model until the user types), the Score button, and picking
-// a token to read its details.
+// that suits the model until the user types), the Score button, whether a
+// chat model reads the text inside its chat template (off by default: plain
+// text, as GLTR), and picking a token to read its details.
 
 import { $, state, view, currentModel, currentPrompt } from "./app-state.js";
 import { doScore } from "./engine.js";
@@ -10,8 +11,14 @@ import { setText } from "./render/dom.js";
 /** The user has typed in the box: model changes no longer replace the text. */
 let edited = false;
 
+/** Whether the text is scored inside the chat template (a switch of its own, shown for a chat model). */
+function scoreInChat() {
+  return !!view.info?.chat && /** @type {HTMLInputElement} */ ($("#score-chat")).checked;
+}
+
 /** After a model change: offer a text that suits it (unless the user wrote one). */
 export function offerScoreText() {
+  $("#score-chat-switch").hidden = !view.info?.chat;
   const box = /** @type {HTMLTextAreaElement} */ ($("#score-text"));
   if (edited || document.activeElement === box) return;
   box.value = currentModel()?.scoreText ?? currentPrompt();
@@ -23,7 +30,7 @@ export function wireScore() {
   $("#btn-score").addEventListener("click", () => {
     if (!box.value.trim()) { setText($("#score-msg"), "Type or paste a text first."); return; }
     setText($("#score-msg"), "");
-    doScore(box.value);
+    doScore(box.value, scoreInChat());
   });
   $("#btn-score-output").addEventListener("click", () => {
     const r = view.report;
@@ -33,7 +40,7 @@ export function wireScore() {
     const tokens = state.settings.chat ? r.generated : [...r.prompt_tokens, ...r.generated];
     box.value = tokens.filter((t) => !t.special).map((t) => t.text).join("");
     edited = true;
-    doScore(box.value);
+    doScore(box.value, scoreInChat());
   });
   // A token's details: on hover, focus or click (touch screens have no hover).
   const body = $("#p-score .body");

@@ -122,3 +122,28 @@ test("a truncated SmolLM2 file is refused with the engine's message, the model b
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test("SmolLM2 opened from disk becomes the model, stays out of links, and leaves on the next pick", { timeout: 300000 }, async (t) => {
+  if (!existsSync(SMOLLM2)) { t.skip("SmolLM2's GGUF is absent: run pkg-scripts/fetch-smollm2"); return; }
+  const { page, errors, requests } = await openRecording();
+  const requestsBefore = requests.length;
+  await page.setInputFiles("#gguf-file", SMOLLM2);
+  await page.waitForFunction(() => document.body.dataset.ready === "false");
+  await waitForReady(page, 240000);
+  assert.match(await page.textContent("#model-facts"), / · 49152 tokens · 30 layers/);
+  assert.equal(await page.inputValue("#model-select"), "file");
+  assert.match(await page.textContent("#model-select option[value=file]"), /Your file: SmolLM2-135M-Instruct\.Q4_1\.gguf/);
+  assert.deepEqual(requests.slice(requestsBefore).filter((r) => r.includes(".gguf")), [], "the file never went over the network");
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
+  await page.waitForFunction(() => document.body.dataset.urlPending !== "true");
+  assert.equal(new URL(page.url()).searchParams.get("model"), null, "a file from disk is not in the link");
+  assert.equal(new URL(page.url()).searchParams.get("steps"), "1");
+  // Picking a catalogue model drops the file from the picker.
+  await page.selectOption("#model-select", "kv-demo");
+  await waitForReady(page);
+  assert.equal(await page.$("#model-select option[value=file]"), null);
+  assert.match(await page.textContent("#model-facts"), /^kv-demo · /);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -29,6 +29,14 @@ pub struct ModelInfo {
     /// "flex" | "ndarray" | "none" (models that need no tensor backend)
     pub backend: String,
     pub eos_id: Option<u32>,
+    /// Where the weights came from: "gguf" | "nexttoken-model" | "builtin".
+    pub format: String,
+    /// How the weights are stored in the file, e.g. "Q4_1 (210 tensors), F32 (61 tensors)".
+    pub quant: Option<String>,
+    /// Size of the model file, when it came from one.
+    pub file_bytes: Option<usize>,
+    /// The chat template the tokenizer carries ("chatml"), if any.
+    pub chat: Option<String>,
 }
 
 pub trait LanguageModel {
@@ -43,6 +51,16 @@ pub trait LanguageModel {
     /// Full recompute over `tokens` from scratch, leaving the cache alone;
     /// returns the logits at every position, `[tokens.len()][vocab]`.
     fn forward_naive(&mut self, tokens: &[u32]) -> Result<Vec<Vec<f32>>>;
+
+    /// Teacher forcing in one pass from scratch (the cache is left alone and
+    /// no work is counted): hands the logits at each position of `tokens` to
+    /// `each`, in order. A model may compute them in chunks to bound memory.
+    fn for_each_position(&mut self, tokens: &[u32], each: &mut dyn FnMut(usize, &[f32]) -> Result<()>) -> Result<()> {
+        for (i, row) in self.forward_naive(tokens)?.iter().enumerate() {
+            each(i, row)?;
+        }
+        Ok(())
+    }
 
     /// Positions held in the cache.
     fn cache_len(&self) -> usize;

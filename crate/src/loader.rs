@@ -4,7 +4,7 @@
 use crate::backend::BackendKind;
 use crate::bail;
 use crate::error::Result;
-use crate::model::DecoderLm;
+use crate::model::{DecoderLm, WeightsSource};
 use crate::session::Session;
 use crate::tokenizer::{BpeTokenizer, Tokenizer};
 use crate::weights::{self, Manifest};
@@ -30,6 +30,7 @@ pub fn model_from_files(
     let model = weights::load_weights(&manifest.config, weights_bytes, &device)?;
     let mut lm = DecoderLm::new(&manifest.name, manifest.config, model, backend)?;
     lm.eos_id = manifest.eos_id;
+    lm.source = WeightsSource { format: "nexttoken-model", quant: None, file_bytes: None };
     Ok((lm, tokenizer))
 }
 

@@ -74,6 +74,8 @@ pub struct ChosenToken {
     pub rank: usize,
     /// The uniform number the inverse-CDF draw used.
     pub coin: f64,
+    /// A control token such as `<|im_end|>` (shown as a token, dimmed).
+    pub special: bool,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -90,6 +92,8 @@ pub struct PromptToken {
     pub id: u32,
     pub text: String,
     pub display: String,
+    /// A control token of the chat template such as `<|im_start|>`.
+    pub special: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -47,6 +47,9 @@ pub struct GenerationSettings {
     pub beams: usize,
     pub alpha: f64,
     pub top_n: usize,
+    /// Wrap the prompt in the model's chat template (a user turn, then the
+    /// assistant's) so that generation is the model's answer.
+    pub chat: bool,
 }
 
 impl Default for GenerationSettings {
@@ -61,6 +64,7 @@ impl Default for GenerationSettings {
             beams: 3,
             alpha: 0.8,
             top_n: 10,
+            chat: false,
         }
     }
 }
@@ -141,7 +145,9 @@ impl Session {
     }
 
     pub fn info(&self) -> ModelInfo {
-        self.model.info()
+        let mut info = self.model.info();
+        info.chat = self.tokenizer.chat_template().map(|t| t.name().to_string());
+        info
     }
 
     pub fn tokenizer(&self) -> &dyn Tokenizer {
@@ -172,9 +178,21 @@ impl Session {
     }
 
     /// Tokenises the prompt, resets cache, counters and RNG, and prefills.
+    /// With `settings.chat`, the prompt is the user's message, wrapped in the chat template.
     pub fn start(&mut self, prompt: &str, settings: &GenerationSettings) -> Result<StepReport> {
-        let ids = self.tokenizer.encode(prompt)?;
+        let ids = self.encode_prompt(prompt, settings.chat)?;
         self.start_tokens(&ids, settings)
+    }
+
+    /// The prompt's tokens, wrapped in the chat template when `chat` is set.
+    pub fn encode_prompt(&self, prompt: &str, chat: bool) -> Result<Vec<u32>> {
+        if !chat {
+            return self.tokenizer.encode(prompt);
+        }
+        match self.tokenizer.chat_template() {
+            Some(template) => self.tokenizer.encode(&template.wrap(prompt)),
+            None => bail!("this model has no chat template: turn chat mode off"),
+        }
     }
 
     pub fn start_tokens(&mut self, ids: &[u32], settings: &GenerationSettings) -> Result<StepReport> {
@@ -209,6 +227,14 @@ impl Session {
         Ok(self.describe(settings)?.0)
     }
 
+    /// Scores a text (the user's message when `chat`): every token's
+    /// probability and rank given the ones before it, in one teacher-forced
+    /// pass. The generation's cache, counters and history are left alone.
+    pub fn score(&mut self, text: &str, chat: bool) -> Result<crate::score::ScoreReport> {
+        let ids = self.encode_prompt(text, chat)?;
+        crate::score::score_tokens(self.model.as_mut(), self.tokenizer.as_ref(), &ids)
+    }
+
     /// Draws one token from the pending distribution and feeds it.
     pub fn step(&mut self, settings: &GenerationSettings) -> Result<StepReport> {
         self.require_started()?;
@@ -228,6 +254,7 @@ impl Session {
             prob: final_probs[id],
             rank: report::raw_rank(&self.pending, id),
             coin,
+            special: self.tokenizer.is_special(id as u32),
         };
         self.generated.push(Generated { chosen: chosen.clone(), rng_before });
         self.stopped = self.stop_reason(settings, info.eos_id, info.context);
@@ -392,7 +419,12 @@ impl Session {
         let prompt_tokens = self
             .prompt
             .iter()
-            .map(|&id| PromptToken { id, text: self.tokenizer.id_to_piece(id), display: self.tokenizer.display(id) })
+            .map(|&id| PromptToken {
+                id,
+                text: self.tokenizer.id_to_piece(id),
+                display: self.tokenizer.display(id),
+                special: self.tokenizer.is_special(id),
+            })
             .collect();
         let len = self.model.cache_len();
         Ok(StepReport {

@@ -58,6 +58,16 @@ impl Playground {
         Ok(Playground { session, builtin: None })
     }
 
+    /// A llama-architecture GGUF file (SmolLM2, or one the user opened). The
+    /// bytes are copied into the module's memory and freed once the weights
+    /// are built; a file this build cannot run gives an Error naming why.
+    pub fn from_gguf(bytes: Vec<u8>, name: &str, backend: Option<String>) -> Result<Playground, JsValue> {
+        let backend = BackendKind::parse(backend.as_deref().unwrap_or("flex")).map_err(err)?;
+        let session = crate::gguf::session_from_gguf(&bytes, name, backend).map_err(err)?;
+        drop(bytes);
+        Ok(Playground { session, builtin: None })
+    }
+
     /// A built-in course model: "logits10", "bigram-abc" or "kv-demo".
     pub fn builtin(name: &str) -> Result<Playground, JsValue> {
         let session = builtin::open(name).map_err(err)?;
@@ -86,6 +96,12 @@ impl Playground {
     pub fn rewind(&mut self, n_generated: usize, settings_js: JsValue) -> Result<JsValue, JsValue> {
         let s = settings(settings_js)?;
         to_js(&self.session.rewind(n_generated, &s).map_err(err)?)
+    }
+
+    /// Every token of `text` with the probability and rank the model gave it
+    /// (teacher-forced, one pass); the generation state is left alone.
+    pub fn score(&mut self, text: &str, chat: bool) -> Result<JsValue, JsValue> {
+        to_js(&self.session.score(text, chat).map_err(err)?)
     }
 
     pub fn beam(&mut self, settings_js: JsValue) -> Result<JsValue, JsValue> {

@@ -14,11 +14,14 @@ use crate::session::{ContextPolicy, GenerationSettings};
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    /// A model folder (or its model.json), or `builtin:NAME` (logits10, bigram-abc, kv-demo).
+    /// A GGUF file, a model folder (or its model.json), or `builtin:NAME` (logits10, bigram-abc, kv-demo).
     #[arg(long)]
     pub model: String,
     #[arg(long, allow_hyphen_values = true)]
     pub prompt: String,
+    /// The prompt is a user's message: wrap it in the model's chat template (the answer ends at its end-of-turn token).
+    #[arg(long)]
+    pub chat: bool,
     #[command(flatten)]
     pub rules: RuleArgs,
     #[arg(long, default_value_t = 42)]
@@ -70,6 +73,7 @@ pub fn settings_from(args: &GenerateArgs) -> Result<GenerationSettings> {
         beams: args.beams.unwrap_or(3),
         alpha: args.alpha,
         top_n: 10,
+        chat: args.chat,
     })
 }
 

@@ -9,11 +9,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod bench;
 pub mod check_cache;
 pub mod dist;
 pub mod generate;
 mod model_arg;
 pub mod rule_args;
+pub mod score;
 pub mod train;
 
 #[derive(Parser, Debug)]
@@ -35,6 +37,10 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     /// Compare the KV-cached logits with a full recompute at every position.
     CheckCache(check_cache::CheckCacheArgs),
+    /// Time loading, prefill and decoding on a model (one thread).
+    Bench(bench::BenchArgs),
+    /// Score a text: every token's probability and rank given the ones before it.
+    Score(score::ScoreArgs),
     /// Train the default model on the Shakespeare corpus.
     Train(train::TrainArgs),
 }
@@ -47,6 +53,8 @@ pub fn run() -> ExitCode {
         Command::Dist(args) => dist::run(args),
         Command::Generate(args) => generate::run(args),
         Command::CheckCache(args) => check_cache::run(args),
+        Command::Score(args) => score::run(args),
+        Command::Bench(args) => bench::run(args),
         Command::Train(args) => train::run(args),
     };
     match result {

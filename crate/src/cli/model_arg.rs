@@ -1,8 +1,9 @@
-//! `--model`: a folder (or model.json) of a trained model, or `builtin:NAME`.
+//! `--model`: a GGUF file, a folder (or model.json) of a trained model, or `builtin:NAME`.
 
 use crate::backend::BackendKind;
 use crate::builtin;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::gguf;
 use crate::loader;
 use crate::session::Session;
 
@@ -10,6 +11,22 @@ pub fn open_session(model: &str, backend: &str) -> Result<Session> {
     let backend = BackendKind::parse(backend)?;
     match model.strip_prefix("builtin:") {
         Some(name) => builtin::open(name),
+        None if is_gguf_path(std::path::Path::new(model)) => {
+            let path = std::path::Path::new(model);
+            let bytes = std::fs::read(path).map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?;
+            let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("gguf");
+            gguf::session_from_gguf(&bytes, name, backend)
+        }
         None => loader::session_from_path(std::path::Path::new(model), backend),
     }
+}
+
+/// A file named `.gguf`, or any file that starts with the GGUF magic.
+fn is_gguf_path(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+        return true;
+    }
+    let mut magic = [0u8; 4];
+    path.is_file() && std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && gguf::looks_like_gguf(&magic)
 }

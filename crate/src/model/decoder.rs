@@ -13,12 +13,29 @@ use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
 use crate::lm::{LanguageModel, ModelInfo};
 
+/// Where a decoder's weights came from (for the page's model facts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightsSource {
+    /// "gguf" | "nexttoken-model" | "builtin"
+    pub format: &'static str,
+    pub quant: Option<String>,
+    pub file_bytes: Option<usize>,
+}
+
+impl Default for WeightsSource {
+    fn default() -> Self {
+        WeightsSource { format: "builtin", quant: None, file_bytes: None }
+    }
+}
+
 pub struct DecoderLm {
     pub name: String,
     pub config: ModelConfig,
     pub model: Transformer,
     pub backend: BackendKind,
     pub eos_id: Option<u32>,
+    /// What `info()` reports about the file the weights came from.
+    pub source: WeightsSource,
     device: Device,
     cache: KvCache,
     counters: Counters,
@@ -30,7 +47,7 @@ impl DecoderLm {
         let device = backend.device()?;
         let model = model.to_device(&device);
         let cache = KvCache::new(config.n_layers, 1, config.n_kv_heads, config.head_dim, config.context, &device);
-        Ok(DecoderLm { name: name.to_string(), config, model, backend, eos_id: None, device, cache, counters: Counters::default() })
+        Ok(DecoderLm { name: name.to_string(), config, model, backend, eos_id: None, source: WeightsSource::default(), device, cache, counters: Counters::default() })
     }
 
     /// Random weights from a seed (tests, the kv-demo model).
@@ -64,6 +81,9 @@ impl DecoderLm {
     }
 }
 
+/// Logits computed at once by `for_each_position` (4 M floats, 16 MB).
+const HEAD_CHUNK_LOGITS: usize = 1 << 22;
+
 /// Copies a `[1, T, vocab]` logits tensor out as T rows.
 fn logits_rows(logits: Tensor<3>) -> Result<Vec<Vec<f32>>> {
     let [_, t, v] = logits.dims();
@@ -90,6 +110,10 @@ impl LanguageModel for DecoderLm {
             bytes_per_number: 4,
             backend: self.backend.name().into(),
             eos_id: self.eos_id,
+            format: self.source.format.into(),
+            quant: self.source.quant.clone(),
+            file_bytes: self.source.file_bytes,
+            chat: None,
         }
     }
 
@@ -112,6 +136,27 @@ impl LanguageModel for DecoderLm {
         let logits = self.model.forward(&self.config, input, 0, None, false);
         self.counters.naive.add(PathCost::naive_step(tokens.len()));
         logits_rows(logits)
+    }
+
+    fn for_each_position(&mut self, tokens: &[u32], each: &mut dyn FnMut(usize, &[f32]) -> Result<()>) -> Result<()> {
+        self.check_tokens(tokens)?;
+        if tokens.len() > self.config.context {
+            bail!("{} tokens exceed the context length {}", tokens.len(), self.config.context);
+        }
+        let input = self.token_tensor(tokens);
+        let hidden = self.model.hidden(&self.config, input, 0, None); // (1, T, d)
+        let [_, t, d] = hidden.dims();
+        // The LM head in chunks: T × vocab logits at once would be 200 MB
+        // for 1,024 tokens of a 49,152-token vocabulary.
+        let chunk = (HEAD_CHUNK_LOGITS / self.config.vocab_size).max(1);
+        for first in (0..t).step_by(chunk) {
+            let last = (first + chunk).min(t);
+            let rows = logits_rows(self.model.head(hidden.clone().slice([0..1, first..last, 0..d])))?;
+            for (i, row) in rows.iter().enumerate() {
+                each(first + i, row)?;
+            }
+        }
+        Ok(())
     }
 
     fn cache_len(&self) -> usize {

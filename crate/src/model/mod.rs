@@ -25,7 +25,7 @@ use norm::Norm;
 use crate::config::{ModelConfig, Positions};
 use crate::kv_cache::KvCache;
 
-pub use decoder::DecoderLm;
+pub use decoder::{DecoderLm, WeightsSource};
 
 #[derive(Module, Debug)]
 pub struct Transformer {
@@ -69,11 +69,25 @@ impl Transformer {
         c: &ModelConfig,
         tokens: Tensor<2, Int>,
         start: usize,
-        mut cache: Option<&mut KvCache>,
+        cache: Option<&mut KvCache>,
         last_only: bool,
     ) -> Tensor<3> {
+        let mut x = self.hidden(c, tokens, start, cache);
+        let [b, t, d] = x.dims();
+        if last_only && t > 1 {
+            x = x.slice([0..b, t - 1..t, 0..d]);
+        }
+        self.head(x)
+    }
+
+    /// The residual stream after the last block (before the final norm).
+    ///
+    /// # Shapes
+    /// - tokens: `[batch, T]`
+    /// - returned: `[batch, T, d_model]`
+    pub fn hidden(&self, c: &ModelConfig, tokens: Tensor<2, Int>, start: usize, mut cache: Option<&mut KvCache>) -> Tensor<3> {
         let device = tokens.device();
-        let [b, t] = tokens.dims();
+        let [_, t] = tokens.dims();
         let mut x = self.tok_emb.forward(tokens); // (b, t, d)
         if let Some(pos_emb) = &self.pos_emb {
             let ids: Vec<i64> = (start..start + t).map(|p| p as i64).collect();
@@ -91,10 +105,14 @@ impl Transformer {
         if let Some(cache) = cache {
             cache.advance(t);
         }
-        if last_only && t > 1 {
-            let d = x.dims()[2];
-            x = x.slice([0..b, t - 1..t, 0..d]);
-        }
+        x
+    }
+
+    /// Final norm and LM head.
+    ///
+    /// # Shapes
+    /// - x: `[batch, T, d_model]` → `[batch, T, vocab]`
+    pub fn head(&self, x: Tensor<3>) -> Tensor<3> {
         let x = self.final_norm.forward(x);
         match &self.lm_head {
             Some(head) => head.forward(x),

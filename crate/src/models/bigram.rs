@@ -85,6 +85,10 @@ impl LanguageModel for BigramModel {
             bytes_per_number: 4,
             backend: "none".into(),
             eos_id: None,
+            format: "builtin".into(),
+            quant: None,
+            file_bytes: None,
+            chat: None,
         }
     }
 

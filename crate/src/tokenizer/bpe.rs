@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::byte_level::char_to_byte;
 use super::{display_bytes, Tokenizer};
+use crate::chat::ChatTemplate;
 use crate::error::{Error, Result};
 
 /// Names of end-of-sequence tokens, most specific first: a chat model's
@@ -20,6 +21,7 @@ pub struct BpeTokenizer {
     /// Special tokens, shown by name: id → name.
     special: HashMap<u32, String>,
     eos: Option<u32>,
+    chat: Option<ChatTemplate>,
 }
 
 impl BpeTokenizer {
@@ -46,7 +48,7 @@ impl BpeTokenizer {
             }
         }
         let eos = EOS_NAMES.iter().find_map(|name| inner.token_to_id(name));
-        Ok(Self { inner, bytes, special, eos })
+        Ok(Self { inner, bytes, special, eos, chat: None })
     }
 
     /// Overrides the end-of-sequence token (e.g. from a model file's metadata).
@@ -68,8 +70,8 @@ impl BpeTokenizer {
         self.inner.token_to_id(piece)
     }
 
-    pub fn is_special(&self, id: u32) -> bool {
-        self.special.contains_key(&id)
+    pub fn set_chat_template(&mut self, template: Option<ChatTemplate>) {
+        self.chat = template;
     }
 }
 
@@ -137,5 +139,13 @@ impl Tokenizer for BpeTokenizer {
 
     fn eos_id(&self) -> Option<u32> {
         self.eos
+    }
+
+    fn is_special(&self, id: u32) -> bool {
+        self.special.contains_key(&id)
+    }
+
+    fn chat_template(&self) -> Option<&ChatTemplate> {
+        self.chat.as_ref()
     }
 }

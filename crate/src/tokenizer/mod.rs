@@ -30,6 +30,7 @@ pub use stream::{decode_complete, split_complete_utf8, CompleteText};
 #[cfg(not(target_arch = "wasm32"))]
 pub use train::{train_bpe, train_bpe_files, ENDOFTEXT};
 
+use crate::chat::ChatTemplate;
 use crate::error::Result;
 
 pub trait Tokenizer {
@@ -59,6 +60,17 @@ pub trait Tokenizer {
 
     /// The end-of-sequence id, if the vocabulary has one.
     fn eos_id(&self) -> Option<u32>;
+
+    /// Whether `id` is a special (control) token such as `<|im_start|>`,
+    /// which the page shows as a token, not as text.
+    fn is_special(&self, _id: u32) -> bool {
+        false
+    }
+
+    /// The chat template that came with the vocabulary, if any.
+    fn chat_template(&self) -> Option<&ChatTemplate> {
+        None
+    }
 
     /// The text of one token (lossy for a partial UTF-8 character).
     fn id_to_piece(&self, id: u32) -> String {

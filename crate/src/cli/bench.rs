@@ -1,0 +1,109 @@
+//! `nexttoken bench`: the engine's own speed on a model, measured the way
+//! `pkg-scripts/bench-llamacpp` measures llama.cpp, so BENCHMARKS.md can
+//! put the two side by side from one run: load time, prefill of a
+//! 64-token prompt, decode one token at a time, peak memory.
+
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::model_arg::open_session;
+use crate::error::Result;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[arg(long)]
+    pub model: String,
+    /// Prompt length for the prefill measure.
+    #[arg(long, default_value_t = 64)]
+    pub prefill: usize,
+    /// Tokens decoded one at a time after the prompt.
+    #[arg(long, default_value_t = 128)]
+    pub decode: usize,
+    /// Repeats of each measure; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    #[arg(long, default_value = "flex")]
+    pub backend: String,
+    /// Threads burn-flex may use (rayon); 1 to compare with llama.cpp on one thread.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+}
+
+#[derive(Serialize)]
+struct BenchReport {
+    engine: &'static str,
+    model: String,
+    backend: String,
+    threads: usize,
+    load_s: f64,
+    prefill_tokens: usize,
+    prefill_tok_s: f64,
+    decode_tokens: usize,
+    decode_tok_s: f64,
+    decode_tok_s_best: f64,
+    /// The process's peak resident memory (VmHWM), where /proc tells it.
+    peak_rss_mb: Option<f64>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn run(args: BenchArgs) -> Result<()> {
+    if args.threads == 0 {
+        crate::bail!("--threads must be at least 1");
+    }
+    // rayon sizes its global pool from this variable the first time burn
+    // uses it, which is after this point: nothing has run in parallel yet.
+    unsafe { std::env::set_var("RAYON_NUM_THREADS", args.threads.to_string()) };
+    let t0 = Instant::now();
+    let mut session = open_session(&args.model, &args.backend)?;
+    let load_s = t0.elapsed().as_secs_f64();
+    let info = session.info();
+    let vocab = info.vocab_size as u32;
+    if args.prefill == 0 || args.prefill + args.decode > info.context {
+        crate::bail!("--prefill {} and --decode {} must be positive and fit the context of {}", args.prefill, args.decode, info.context);
+    }
+    // A fixed, ordinary token sequence: ids spread over the vocabulary.
+    let prompt: Vec<u32> = (0..args.prefill as u32).map(|i| (1000 + i * 37) % vocab).collect();
+    let model = session.model_mut();
+    let repeats = args.repeats.max(1);
+    let (mut prefill, mut decode) = (Vec::new(), Vec::new());
+    for _ in 0..repeats {
+        model.truncate(0);
+        let t = Instant::now();
+        let mut logits = model.forward_cached(&prompt)?;
+        prefill.push(args.prefill as f64 / t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for _ in 0..args.decode {
+            let next = crate::rules::argmax(&logits.iter().map(|&v| v as f64).collect::<Vec<_>>()) as u32;
+            logits = model.forward_cached(&[next])?;
+        }
+        decode.push(args.decode as f64 / t.elapsed().as_secs_f64());
+    }
+    let report = BenchReport {
+        engine: "nexttoken (burn)",
+        model: args.model.clone(),
+        backend: args.backend.clone(),
+        threads: args.threads,
+        load_s,
+        prefill_tokens: args.prefill,
+        prefill_tok_s: median(prefill),
+        decode_tokens: args.decode,
+        decode_tok_s: median(decode.clone()),
+        decode_tok_s_best: decode.iter().copied().fold(0.0, f64::max),
+        peak_rss_mb: peak_rss_mb(),
+    };
+    println!("{}", serde_json::to_string(&report).expect("report serialises"));
+    Ok(())
+}

@@ -1,0 +1,260 @@
+//! A `llama` GGUF file as our decoder: its metadata as a `ModelConfig`, its
+//! tensors (dequantised to f32) in the burn modules.
+//!
+//! ```text
+//! token_embd.weight   [d, vocab]  → tok_emb            (rows of d: as stored)
+//! output.weight       [d, vocab]  → lm_head            (absent: tied to token_embd)
+//! output_norm.weight  [d]         → final_norm
+//! blk.i.attn_norm / ffn_norm [d]  → blocks[i].attn_norm / mlp_norm
+//! blk.i.attn_q|k|v|output         → blocks[i].attn.wq|wk|wv|wo
+//! blk.i.ffn_gate|up|down          → blocks[i].mlp.gate|up|down
+//! ```
+//! GGUF lists a matrix's dimensions innermost first: `[in, out]` is `out`
+//! rows of `in` numbers, i.e. ggml's `W` with `y = W x`. burn's `Linear`
+//! keeps `[in, out]` with `y = x W`, so projections are transposed once at
+//! load. llama.cpp's converter permuted the Q and K rows of the Hugging Face
+//! checkpoint so that rotary positions act on adjacent pairs: the config
+//! says `RopeStyle::Interleaved`, and the weights are used as stored.
+
+use burn::module::Param;
+use burn::nn::Linear;
+use burn::tensor::{Device, Tensor, TensorData};
+
+use super::quant::{dequantize, GgmlType};
+use super::reader::{GgufFile, TensorInfo};
+use crate::bail;
+use crate::config::{MlpKind, ModelConfig, NormKind, Positions, RopeStyle};
+use crate::error::{Error, Result};
+use crate::model::norm::Norm;
+use crate::model::Transformer;
+
+/// The longest context this build allocates a KV cache for. SmolLM2 was
+/// trained to 8,192 positions, but its f32 cache would take 377 MB there;
+/// 2,048 positions (94 MB) is more than the page ever shows.
+pub const CONTEXT_CAP: usize = 2048;
+
+/// The metadata keys of the `llama` architecture that the config comes from.
+pub fn config_from_metadata(f: &GgufFile) -> Result<ModelConfig> {
+    let arch = f.string("general.architecture")?;
+    if arch != "llama" {
+        bail!("the GGUF architecture is '{arch}': this build runs 'llama' models only (SmolLM2, Llama, TinyLlama, ...)");
+    }
+    let key = |k: &str| format!("llama.{k}");
+    let usize_key = |k: &str| -> Result<usize> {
+        let v = f.uint(&key(k))?;
+        usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| Error::new(format!("'{}' must be a positive size, got {v}", key(k))))
+    };
+    let d_model = usize_key("embedding_length")?;
+    let n_heads = usize_key("attention.head_count")?;
+    let n_kv_heads = if f.get(&key("attention.head_count_kv")).is_some() { usize_key("attention.head_count_kv")? } else { n_heads };
+    if d_model % n_heads != 0 && f.get(&key("attention.key_length")).is_none() {
+        bail!("embedding_length {d_model} is not a multiple of head_count {n_heads}");
+    }
+    let head_dim = if f.get(&key("attention.key_length")).is_some() { usize_key("attention.key_length")? } else { d_model / n_heads };
+    if let Some(v) = f.get(&key("attention.value_length")) {
+        if v.as_u64() != Some(head_dim as u64) {
+            bail!("attention.value_length {v:?} differs from the key length {head_dim}: not supported");
+        }
+    }
+    if let Some(v) = f.get(&key("rope.dimension_count")) {
+        if v.as_u64() != Some(head_dim as u64) {
+            bail!("rotary positions on {v:?} of each head's {head_dim} features (partial rotary) are not supported");
+        }
+    }
+    if f.get(&key("rope.scaling.type")).and_then(|v| v.as_str()).is_some_and(|t| t != "none") || f.tensor("rope_freqs.weight").is_some() {
+        bail!("this file uses RoPE scaling (rope.scaling.type or rope_freqs.weight), which this build does not implement");
+    }
+    let base = match f.get(&key("rope.freq_base")) {
+        Some(_) => f.float(&key("rope.freq_base"))?,
+        None => 10000.0,
+    };
+    let context = usize_key("context_length")?.min(CONTEXT_CAP);
+    let norm_eps = f.float(&key("attention.layer_norm_rms_epsilon"))?;
+    let embd = f.tensor("token_embd.weight").ok_or_else(|| Error::new("the GGUF file has no token_embd.weight tensor"))?;
+    if embd.dims.len() != 2 || embd.dims[0] != d_model as u64 {
+        bail!("token_embd.weight has shape {:?}; a llama model with embedding_length {d_model} needs [{d_model}, vocab]", embd.dims);
+    }
+    let config = ModelConfig {
+        vocab_size: usize::try_from(embd.dims[1]).map_err(|_| Error::new("token_embd.weight is too large"))?,
+        d_model,
+        n_layers: usize_key("block_count")?,
+        n_heads,
+        n_kv_heads,
+        head_dim,
+        d_ff: usize_key("feed_forward_length")?,
+        context,
+        positions: Positions::Rope { base, style: RopeStyle::Interleaved },
+        norm: NormKind::RmsNorm,
+        norm_eps,
+        mlp: MlpKind::SwiGlu,
+        tied_embeddings: f.tensor("output.weight").is_none(),
+        bias: false,
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+/// Every tensor the config needs, with its GGUF shape (innermost first).
+pub fn expected_tensors(c: &ModelConfig) -> Vec<(String, Vec<u64>)> {
+    let (d, q, kv, ff, v) =
+        (c.d_model as u64, (c.n_heads * c.head_dim) as u64, (c.n_kv_heads * c.head_dim) as u64, c.d_ff as u64, c.vocab_size as u64);
+    let mut out = vec![("token_embd.weight".to_string(), vec![d, v]), ("output_norm.weight".to_string(), vec![d])];
+    if !c.tied_embeddings {
+        out.push(("output.weight".to_string(), vec![d, v]));
+    }
+    for i in 0..c.n_layers {
+        for (name, dims) in [
+            ("attn_norm", vec![d]),
+            ("attn_q", vec![d, q]),
+            ("attn_k", vec![d, kv]),
+            ("attn_v", vec![d, kv]),
+            ("attn_output", vec![q, d]),
+            ("ffn_norm", vec![d]),
+            ("ffn_gate", vec![d, ff]),
+            ("ffn_up", vec![d, ff]),
+            ("ffn_down", vec![ff, d]),
+        ] {
+            out.push((format!("blk.{i}.{name}.weight"), dims));
+        }
+    }
+    out
+}
+
+/// Checks names, shapes and types of every tensor before anything is
+/// allocated: a missing, misshapen, extra or undecodable tensor is named.
+pub fn check_tensors(f: &GgufFile, c: &ModelConfig) -> Result<()> {
+    let expected = expected_tensors(c);
+    for (name, dims) in &expected {
+        let Some(t) = f.tensor(name) else {
+            bail!("the GGUF file lacks the tensor '{name}' that a {}-layer llama model needs", c.n_layers);
+        };
+        if &t.dims != dims {
+            bail!("tensor '{name}' has shape {:?} but the metadata implies {dims:?}", t.dims);
+        }
+        if !t.ggml_type.can_dequantize() {
+            bail!(
+                "tensor '{name}' is stored as {}, which this build cannot dequantise (it reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q6_K)",
+                t.ggml_type.name()
+            );
+        }
+    }
+    let extra: Vec<&str> =
+        f.tensors.iter().map(|t| t.name.as_str()).filter(|n| !expected.iter().any(|(e, _)| e == n)).take(5).collect();
+    if !extra.is_empty() {
+        bail!("the GGUF file has tensors a plain llama model has no place for (e.g. {}): biases or another architecture?", extra.join(", "));
+    }
+    Ok(())
+}
+
+/// Which storage types the weights use, e.g. "Q4_1 (210 tensors), Q8_0 (1), F32 (61)".
+pub fn describe_types(f: &GgufFile) -> String {
+    let mut counts: Vec<(GgmlType, usize)> = Vec::new();
+    for t in &f.tensors {
+        match counts.iter_mut().find(|(ty, _)| *ty == t.ggml_type) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((t.ggml_type, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.iter().map(|(ty, n)| format!("{} ({n} tensors)", ty.name())).collect::<Vec<_>>().join(", ")
+}
+
+fn values(f: &GgufFile, t: &TensorInfo) -> Result<Vec<f32>> {
+    dequantize(t.ggml_type, f.tensor_bytes(t), t.n_elements() as usize)
+        .map_err(|e| Error::new(format!("tensor '{}': {e}", t.name)))
+}
+
+/// A `[rows, cols]` row-major matrix, transposed to `[cols, rows]`.
+fn transposed(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut out = vec![0f32; v.len()];
+    for r in 0..rows {
+        for (c, &x) in v[r * cols..(r + 1) * cols].iter().enumerate() {
+            out[c * rows + r] = x;
+        }
+    }
+    out
+}
+
+struct Loader<'f, 'a> {
+    file: &'f GgufFile<'a>,
+    device: Device,
+}
+
+impl Loader<'_, '_> {
+    fn info(&self, name: &str) -> &TensorInfo {
+        self.file.tensor(name).expect("check_tensors found every tensor")
+    }
+
+    /// A GGUF `[in, out]` matrix as burn's `[in, out]` Linear weight.
+    fn linear(&self, name: &str) -> Result<Linear> {
+        let t = self.info(name);
+        let (d_in, d_out) = (t.dims[0] as usize, t.dims[1] as usize);
+        let w = transposed(&values(self.file, t)?, d_out, d_in);
+        let weight = Tensor::<2>::from_data(TensorData::new(w, [d_in, d_out]), &self.device);
+        Ok(Linear { weight: Param::from_tensor(weight), bias: None })
+    }
+
+    fn vector(&self, name: &str) -> Result<Param<Tensor<1>>> {
+        let t = self.info(name);
+        let v = values(self.file, t)?;
+        let n = v.len();
+        Ok(Param::from_tensor(Tensor::<1>::from_data(TensorData::new(v, [n]), &self.device)))
+    }
+
+    fn norm(&self, name: &str, norm: &mut Norm) -> Result<()> {
+        match norm {
+            Norm::Rms(n) => n.gamma = self.vector(name)?,
+            Norm::Layer(_) => bail!("a llama model has RMS norms only"),
+        }
+        Ok(())
+    }
+}
+
+/// Builds the model from the file's tensors; `check_tensors` must have passed.
+pub fn load_transformer(f: &GgufFile, c: &ModelConfig, device: &Device) -> Result<Transformer> {
+    check_tensors(f, c)?;
+    let l = Loader { file: f, device: device.clone() };
+    // burn's own initialisation is lazy: the parameters below replace it
+    // before anything is allocated for it.
+    let mut model = Transformer::init(c, device);
+    let embd = l.info("token_embd.weight");
+    let e = values(f, embd)?;
+    model.tok_emb.weight = Param::from_tensor(Tensor::<2>::from_data(TensorData::new(e, [c.vocab_size, c.d_model]), device));
+    l.norm("output_norm.weight", &mut model.final_norm)?;
+    if !c.tied_embeddings {
+        model.lm_head = Some(l.linear("output.weight")?);
+    }
+    for (i, block) in model.blocks.iter_mut().enumerate() {
+        let name = |n: &str| format!("blk.{i}.{n}.weight");
+        l.norm(&name("attn_norm"), &mut block.attn_norm)?;
+        l.norm(&name("ffn_norm"), &mut block.mlp_norm)?;
+        block.attn.wq = l.linear(&name("attn_q"))?;
+        block.attn.wk = l.linear(&name("attn_k"))?;
+        block.attn.wv = l.linear(&name("attn_v"))?;
+        block.attn.wo = l.linear(&name("attn_output"))?;
+        block.mlp.gate = Some(l.linear(&name("ffn_gate"))?);
+        block.mlp.up = l.linear(&name("ffn_up"))?;
+        block.mlp.down = l.linear(&name("ffn_down"))?;
+    }
+    Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transposes_row_major() {
+        // [[1, 2, 3], [4, 5, 6]] → [[1, 4], [2, 5], [3, 6]]
+        assert_eq!(transposed(&[1., 2., 3., 4., 5., 6.], 2, 3), vec![1., 4., 2., 5., 3., 6.]);
+    }
+
+    #[test]
+    fn smollm2_tensor_list_has_its_272_tensors() {
+        let c = ModelConfig::smollm2_135m();
+        let t = expected_tensors(&c);
+        assert_eq!(t.len(), 272);
+        let params: u64 = t.iter().map(|(_, d)| d.iter().product::<u64>()).sum();
+        assert_eq!(params as usize, c.param_count());
+    }
+}

@@ -1,0 +1,328 @@
+//! ggml's tensor types and their dequantisation to f32.
+//!
+//! A quantised row is a run of blocks; each block holds a scale (and for
+//! some types a minimum) in f16 plus packed integers:
+//!
+//! ```text
+//! Q4_0  32 values, 18 B:  f16 d,            16 B nibbles          w = (q - 8)·d
+//! Q4_1  32 values, 20 B:  f16 d, f16 m,     16 B nibbles          w = q·d + m
+//! Q5_0  32 values, 22 B:  f16 d,  u32 high bits, 16 B nibbles     w = (q - 16)·d
+//! Q5_1  32 values, 24 B:  f16 d, f16 m, u32 high bits, 16 B       w = q·d + m
+//! Q8_0  32 values, 34 B:  f16 d, 32 × i8                          w = q·d
+//! Q4_K 256 values, 144 B: f16 d, f16 dmin, 12 B of 6-bit (scale, min) × 8, 128 B nibbles
+//!                         w = d·scale_j·q - dmin·min_j   (j: which 32-value sub-block)
+//! Q6_K 256 values, 210 B: 128 B low nibbles, 64 B high 2-bit pairs, 16 × i8 scales, f16 d
+//!                         w = d·scale_j·(q - 32)          (j: which 16-value sub-block)
+//! ```
+//! In the 32-value types, byte j of the nibbles holds value j (low nibble)
+//! and value j + 16 (high nibble).
+
+use half::f16;
+
+use crate::bail;
+use crate::error::Result;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GgmlType {
+    F32,
+    F16,
+    BF16,
+    Q4_0,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Q8_0,
+    Q4K,
+    Q6K,
+    /// A type this reader can lay out (so the file parses) but not dequantise.
+    Other { id: u32, name: &'static str, block: u64, bytes: u64 },
+}
+
+impl GgmlType {
+    pub fn from_id(id: u32) -> Result<Self> {
+        use GgmlType::*;
+        let other = |name, block, bytes| Other { id, name, block, bytes };
+        Ok(match id {
+            0 => F32,
+            1 => F16,
+            2 => Q4_0,
+            3 => Q4_1,
+            6 => Q5_0,
+            7 => Q5_1,
+            8 => Q8_0,
+            9 => other("Q8_1", 32, 36),
+            10 => other("Q2_K", 256, 84),
+            11 => other("Q3_K", 256, 110),
+            12 => Q4K,
+            13 => other("Q5_K", 256, 176),
+            14 => Q6K,
+            15 => other("Q8_K", 256, 292),
+            16 => other("IQ2_XXS", 256, 66),
+            17 => other("IQ2_XS", 256, 74),
+            18 => other("IQ3_XXS", 256, 98),
+            19 => other("IQ1_S", 256, 50),
+            20 => other("IQ4_NL", 32, 18),
+            21 => other("IQ3_S", 256, 110),
+            22 => other("IQ2_S", 256, 82),
+            23 => other("IQ4_XS", 256, 136),
+            24 => other("I8", 1, 1),
+            25 => other("I16", 1, 2),
+            26 => other("I32", 1, 4),
+            27 => other("I64", 1, 8),
+            28 => other("F64", 1, 8),
+            29 => other("IQ1_M", 256, 56),
+            30 => BF16,
+            34 => other("TQ1_0", 256, 54),
+            35 => other("TQ2_0", 256, 66),
+            other_id => bail!("unknown tensor type {other_id} (not a ggml type this reader knows)"),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        use GgmlType::*;
+        match self {
+            F32 => "F32",
+            F16 => "F16",
+            BF16 => "BF16",
+            Q4_0 => "Q4_0",
+            Q4_1 => "Q4_1",
+            Q5_0 => "Q5_0",
+            Q5_1 => "Q5_1",
+            Q8_0 => "Q8_0",
+            Q4K => "Q4_K",
+            Q6K => "Q6_K",
+            Other { name, .. } => name,
+        }
+    }
+
+    /// Values per block.
+    pub fn block_size(self) -> u64 {
+        use GgmlType::*;
+        match self {
+            F32 | F16 | BF16 => 1,
+            Q4_0 | Q4_1 | Q5_0 | Q5_1 | Q8_0 => 32,
+            Q4K | Q6K => 256,
+            Other { block, .. } => block,
+        }
+    }
+
+    /// Bytes per block.
+    pub fn block_bytes(self) -> u64 {
+        use GgmlType::*;
+        match self {
+            F32 => 4,
+            F16 | BF16 => 2,
+            Q4_0 => 18,
+            Q4_1 => 20,
+            Q5_0 => 22,
+            Q5_1 => 24,
+            Q8_0 => 34,
+            Q4K => 144,
+            Q6K => 210,
+            Other { bytes, .. } => bytes,
+        }
+    }
+
+    pub fn can_dequantize(self) -> bool {
+        !matches!(self, GgmlType::Other { .. })
+    }
+
+    /// Bytes of a tensor with these dimensions (innermost first); rows must be whole blocks.
+    pub fn bytes_for(self, dims: &[u64]) -> Result<u64> {
+        let block = self.block_size();
+        if dims[0] % block != 0 {
+            bail!("its rows of {} values are not a multiple of its block size {block} ({})", dims[0], self.name());
+        }
+        let n = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
+        match n.and_then(|n| (n / block).checked_mul(self.block_bytes())) {
+            Some(b) if b <= 1 << 48 => Ok(b),
+            _ => bail!("its shape {dims:?} is too large"),
+        }
+    }
+}
+
+fn half_at(b: &[u8], i: usize) -> f32 {
+    f16::from_bits(u16::from_le_bytes([b[i], b[i + 1]])).to_f32()
+}
+
+/// `n` values of type `ty` from `bytes` (exactly `ty.bytes_for([n])` long).
+pub fn dequantize(ty: GgmlType, bytes: &[u8], n: usize) -> Result<Vec<f32>> {
+    if !ty.can_dequantize() {
+        bail!(
+            "tensor type {} is not supported (this reader dequantises F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q6_K)",
+            ty.name()
+        );
+    }
+    let expected = ty.bytes_for(&[n as u64])?;
+    if bytes.len() as u64 != expected {
+        bail!("{} data for {n} values must be {expected} bytes, got {}", ty.name(), bytes.len());
+    }
+    let mut out = vec![0f32; n];
+    let bs = ty.block_bytes() as usize;
+    let vals = ty.block_size() as usize;
+    let blocks = bytes.chunks_exact(bs).zip(out.chunks_exact_mut(vals));
+    match ty {
+        GgmlType::F32 => blocks.for_each(|(b, o)| o[0] = f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        GgmlType::F16 => blocks.for_each(|(b, o)| o[0] = half_at(b, 0)),
+        GgmlType::BF16 => blocks.for_each(|(b, o)| o[0] = f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)),
+        GgmlType::Q4_0 => blocks.for_each(|(b, o)| q4_0(b, o)),
+        GgmlType::Q4_1 => blocks.for_each(|(b, o)| q4_1(b, o)),
+        GgmlType::Q5_0 => blocks.for_each(|(b, o)| q5_0(b, o)),
+        GgmlType::Q5_1 => blocks.for_each(|(b, o)| q5_1(b, o)),
+        GgmlType::Q8_0 => blocks.for_each(|(b, o)| q8_0(b, o)),
+        GgmlType::Q4K => blocks.for_each(|(b, o)| q4_k(b, o)),
+        GgmlType::Q6K => blocks.for_each(|(b, o)| q6_k(b, o)),
+        GgmlType::Other { .. } => unreachable!("refused above"),
+    }
+    Ok(out)
+}
+
+fn q4_0(b: &[u8], o: &mut [f32]) {
+    let d = half_at(b, 0);
+    for (j, &q) in b[2..18].iter().enumerate() {
+        o[j] = ((q & 0xF) as i32 - 8) as f32 * d;
+        o[j + 16] = ((q >> 4) as i32 - 8) as f32 * d;
+    }
+}
+
+fn q4_1(b: &[u8], o: &mut [f32]) {
+    let (d, m) = (half_at(b, 0), half_at(b, 2));
+    for (j, &q) in b[4..20].iter().enumerate() {
+        o[j] = (q & 0xF) as f32 * d + m;
+        o[j + 16] = (q >> 4) as f32 * d + m;
+    }
+}
+
+/// The fifth bit of value j is bit j of the 32-bit `high` word.
+fn five_bit(qs: &[u8], high: u32, o: &mut [f32], f: impl Fn(u8) -> f32) {
+    for (j, &q) in qs.iter().enumerate() {
+        let h0 = ((high >> j) & 1) as u8;
+        let h1 = ((high >> (j + 16)) & 1) as u8;
+        o[j] = f((q & 0xF) | (h0 << 4));
+        o[j + 16] = f((q >> 4) | (h1 << 4));
+    }
+}
+
+fn q5_0(b: &[u8], o: &mut [f32]) {
+    let d = half_at(b, 0);
+    let high = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+    five_bit(&b[6..22], high, o, |q| (q as i32 - 16) as f32 * d);
+}
+
+fn q5_1(b: &[u8], o: &mut [f32]) {
+    let (d, m) = (half_at(b, 0), half_at(b, 2));
+    let high = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+    five_bit(&b[8..24], high, o, |q| q as f32 * d + m);
+}
+
+fn q8_0(b: &[u8], o: &mut [f32]) {
+    let d = half_at(b, 0);
+    for (j, &q) in b[2..34].iter().enumerate() {
+        o[j] = (q as i8) as f32 * d;
+    }
+}
+
+/// Sub-block j's 6-bit scale and min from Q4_K's 12 packed bytes: the
+/// first four pairs sit in the low 6 bits of bytes 0..8; the last four are
+/// split between the nibbles of bytes 8..12 and the top 2 bits of bytes 0..8.
+fn scale_min_k4(j: usize, s: &[u8]) -> (u8, u8) {
+    if j < 4 {
+        (s[j] & 63, s[j + 4] & 63)
+    } else {
+        ((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4), (s[j + 4] >> 4) | ((s[j] >> 6) << 4))
+    }
+}
+
+fn q4_k(b: &[u8], o: &mut [f32]) {
+    let (d, dmin) = (half_at(b, 0), half_at(b, 2));
+    let scales = &b[4..16];
+    let qs = &b[16..144];
+    // Four chunks of 64 values; each chunk's 32 bytes give two sub-blocks:
+    // the low nibbles (sub-block 2c) then the high nibbles (2c + 1).
+    for c in 0..4 {
+        let (s1, m1) = scale_min_k4(2 * c, scales);
+        let (s2, m2) = scale_min_k4(2 * c + 1, scales);
+        let (d1, min1) = (d * s1 as f32, dmin * m1 as f32);
+        let (d2, min2) = (d * s2 as f32, dmin * m2 as f32);
+        for l in 0..32 {
+            let q = qs[32 * c + l];
+            o[64 * c + l] = d1 * (q & 0xF) as f32 - min1;
+            o[64 * c + 32 + l] = d2 * (q >> 4) as f32 - min2;
+        }
+    }
+}
+
+fn q6_k(b: &[u8], o: &mut [f32]) {
+    let (ql, qh, sc) = (&b[0..128], &b[128..192], &b[192..208]);
+    let d = half_at(b, 208);
+    // Two halves of 128 values; in each, value l + 32·k (k = 0..4) takes a
+    // nibble of ql and two bits of qh, and the scale of its 16-value group.
+    for h in 0..2 {
+        let (ql, qh, sc, o) = (&ql[64 * h..], &qh[32 * h..], &sc[8 * h..], &mut o[128 * h..]);
+        for l in 0..32 {
+            let g = l / 16;
+            let q = [
+                (ql[l] & 0xF) | ((qh[l] & 3) << 4),
+                (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4),
+                (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4),
+                (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4),
+            ];
+            for (k, &qk) in q.iter().enumerate() {
+                o[l + 32 * k] = d * (sc[g + 2 * k] as i8) as f32 * (qk as i32 - 32) as f32;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f16_bytes(v: f32) -> [u8; 2] {
+        f16::from_f32(v).to_bits().to_le_bytes()
+    }
+
+    #[test]
+    fn q4_1_follows_its_definition() {
+        // d = 0.5, m = -1: value j = (nibble) · 0.5 - 1, low nibbles first.
+        let mut b = Vec::new();
+        b.extend(f16_bytes(0.5));
+        b.extend(f16_bytes(-1.0));
+        b.extend((0..16u8).map(|j| j | ((15 - j) << 4)));
+        let v = dequantize(GgmlType::Q4_1, &b, 32).unwrap();
+        assert_eq!(v[0], -1.0);
+        assert_eq!(v[3], 0.5);
+        assert_eq!(v[16], 6.5);
+        assert_eq!(v[31], -1.0);
+    }
+
+    #[test]
+    fn q8_0_and_q4_0_are_signed() {
+        let mut b = Vec::from(f16_bytes(0.25));
+        b.extend((0..32).map(|j: i32| (j - 16) as i8 as u8));
+        let v = dequantize(GgmlType::Q8_0, &b, 32).unwrap();
+        assert_eq!((v[0], v[16], v[31]), (-4.0, 0.0, 3.75));
+        let mut b = Vec::from(f16_bytes(2.0));
+        b.extend([0x80u8; 16]); // low nibble 0 → -8, high nibble 8 → 0
+        let v = dequantize(GgmlType::Q4_0, &b, 32).unwrap();
+        assert_eq!((v[0], v[16]), (-16.0, 0.0));
+    }
+
+    #[test]
+    fn q5_takes_its_fifth_bit_from_the_high_word() {
+        let mut b = Vec::from(f16_bytes(1.0));
+        b.extend((1u32 | (1 << 16)).to_le_bytes()); // high bit of values 0 and 16
+        b.extend([0u8; 16]);
+        let v = dequantize(GgmlType::Q5_0, &b, 32).unwrap();
+        assert_eq!((v[0], v[1], v[16], v[17]), (0.0, -16.0, 0.0, -16.0));
+    }
+
+    #[test]
+    fn refuses_unsupported_types_and_wrong_lengths() {
+        let q5k = GgmlType::from_id(13).unwrap();
+        let e = dequantize(q5k, &[0; 176], 256).unwrap_err();
+        assert!(e.message.contains("Q5_K is not supported"), "{e}");
+        assert!(dequantize(GgmlType::Q4_1, &[0; 19], 32).unwrap_err().message.contains("must be 20 bytes"));
+        assert!(GgmlType::from_id(31).is_err());
+    }
+}

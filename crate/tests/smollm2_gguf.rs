@@ -1,0 +1,280 @@
+//! SmolLM2-135M-Instruct from its GGUF file, checked against llama.cpp.
+//!
+//! The reference is `tests/fixtures/smollm2-llamacpp.json`, written by
+//! `pkg-scripts/make-llama-fixture` with llama-cpp-python on the same file:
+//! token ids of tricky strings, and the top-10 logits of a few prompts.
+//!
+//! The file comes from `pkg-scripts/fetch-smollm2` (`pkg-scripts/test` runs
+//! it and sets NEXTTOKEN_REQUIRE_SMOLLM2=1, so there a missing file fails).
+//! Without the file, each test prints that it skipped and passes.
+//!
+//! # How close the logits must be
+//! Both engines dequantise the same Q4_1/Q8_0 blocks to the same numbers,
+//! but llama.cpp does not multiply in f32: for a Q4_1 or Q8_0 weight row it
+//! first rounds the activation vector to 8-bit integers per block of 32
+//! (Q8_1 / Q8_0 with an f32 scale, an error of up to 1/254 of the block's
+//! largest value per element), and accumulates in its own order. Over 30
+//! layers that is a small relative error on every projection, measured here
+//! as at most ~0.1 on logits of magnitude ~20 (see LOGIT_TOLERANCE). Our
+//! f32 path has no such rounding, so the two differ by llama.cpp's
+//! activation quantisation, not by the weights.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use nexttoken::backend::BackendKind;
+use nexttoken::gguf;
+use nexttoken::kv_check::teacher_forced;
+use nexttoken::lm::LanguageModel;
+use nexttoken::model::DecoderLm;
+use nexttoken::rules::RuleSettings;
+use nexttoken::session::{GenerationSettings, Session};
+use nexttoken::tokenizer::{BpeTokenizer, Tokenizer};
+use serde_json::Value;
+
+/// |ours − llama.cpp| on any of llama.cpp's top-10 logits (see the module doc).
+const LOGIT_TOLERANCE: f64 = 0.35;
+
+fn model_path() -> PathBuf {
+    match std::env::var_os("NEXTTOKEN_SMOLLM2") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../www/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")),
+    }
+}
+
+/// The file's bytes, or None (with a message) when it is absent and not required.
+fn model_bytes() -> Option<&'static [u8]> {
+    static BYTES: OnceLock<Option<Vec<u8>>> = OnceLock::new();
+    BYTES
+        .get_or_init(|| {
+            let path = model_path();
+            match std::fs::read(&path) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    if std::env::var("NEXTTOKEN_REQUIRE_SMOLLM2").is_ok_and(|v| v == "1") {
+                        panic!("{} is required (NEXTTOKEN_REQUIRE_SMOLLM2=1) but cannot be read: {e}", path.display());
+                    }
+                    None
+                }
+            }
+        })
+        .as_deref()
+}
+
+macro_rules! require_model {
+    () => {
+        match model_bytes() {
+            Some(b) => b,
+            None => {
+                eprintln!(
+                    "SKIPPED {}: {} is absent; run pkg-scripts/fetch-smollm2 to check SmolLM2 against llama.cpp",
+                    module_path!(),
+                    model_path().display()
+                );
+                return;
+            }
+        }
+    };
+}
+
+fn fixture() -> &'static Value {
+    static FIXTURE: OnceLock<Value> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/smollm2-llamacpp.json");
+        serde_json::from_str(&std::fs::read_to_string(path).expect("the llama.cpp fixture is committed")).expect("valid JSON")
+    })
+}
+
+fn load(bytes: &[u8]) -> (DecoderLm, BpeTokenizer) {
+    gguf::model_from_gguf(bytes, "smollm2-135m", BackendKind::Flex).expect("SmolLM2 loads")
+}
+
+fn ids_of(v: &Value) -> Vec<u32> {
+    v.as_array().expect("an id list").iter().map(|x| x.as_u64().expect("an id") as u32).collect()
+}
+
+/// `[[id, logit], ...]` as pairs.
+fn top_of(v: &Value) -> Vec<(usize, f64)> {
+    v.as_array()
+        .expect("a top-10 list")
+        .iter()
+        .map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_f64().unwrap()))
+        .collect()
+}
+
+fn argmax(row: &[f32]) -> usize {
+    nexttoken::report::top_indices(&row.iter().map(|&v| v as f64).collect::<Vec<_>>(), 1)[0]
+}
+
+/// Our logits at one position against llama.cpp's top-10 there.
+fn compare(what: &str, ours: &[f32], reference: &[(usize, f64)]) -> f64 {
+    let our_top: Vec<usize> = nexttoken::report::top_indices(&ours.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10);
+    assert_eq!(our_top[0], reference[0].0, "{what}: top-1 differs (ours {our_top:?}, llama.cpp {reference:?})");
+    let overlap = reference.iter().filter(|(id, _)| our_top.contains(id)).count();
+    assert!(overlap >= 9, "{what}: top-10 overlap {overlap}/10 (ours {our_top:?}, llama.cpp {reference:?})");
+    let mut worst = 0f64;
+    for &(id, logit) in reference {
+        let d = (ours[id] as f64 - logit).abs();
+        assert!(d <= LOGIT_TOLERANCE, "{what}: logit of token {id} is {} here, {logit} in llama.cpp", ours[id]);
+        worst = worst.max(d);
+    }
+    worst
+}
+
+#[test]
+fn metadata_maps_to_smollm2s_config() {
+    let bytes = require_model!();
+    let file = gguf::GgufFile::parse(bytes).unwrap();
+    assert_eq!(file.version, 3);
+    assert_eq!(file.tensors.len(), 272);
+    let config = gguf::llama::config_from_metadata(&file).unwrap();
+    assert_eq!(config, nexttoken::config::ModelConfig::smollm2_135m());
+    assert_eq!(gguf::llama::describe_types(&file), "Q4_1 (210 tensors), F32 (61 tensors), Q8_0 (1 tensors)");
+}
+
+#[test]
+fn token_ids_match_llama_cpp() {
+    let bytes = require_model!();
+    let file = gguf::GgufFile::parse(bytes).unwrap();
+    let tok = gguf::vocab::tokenizer(&file).unwrap();
+    assert_eq!((tok.vocab_size(), tok.eos_id()), (49152, Some(2)));
+    let cases = fixture()["tokenize"].as_array().unwrap();
+    assert!(cases.len() >= 20);
+    for case in cases {
+        let text = case["text"].as_str().unwrap();
+        assert_eq!(tok.encode(text).unwrap(), ids_of(&case["ids"]), "token ids of {text:?}");
+        assert_eq!(tok.decode(&ids_of(&case["ids"])), text, "decoding the ids of {text:?}");
+    }
+    assert!(tok.is_special(1) && tok.is_special(2) && !tok.is_special(17));
+    assert_eq!(tok.display(1), "<|im_start|>");
+}
+
+#[test]
+fn prompts_have_llama_cpps_top_tokens_and_logits() {
+    let bytes = require_model!();
+    let (mut lm, tok) = load(bytes);
+    let mut worst = 0f64;
+    for p in fixture()["prompts"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        let ids = ids_of(&p["ids"]);
+        assert_eq!(tok.encode(p["text"].as_str().unwrap()).unwrap(), ids, "{name}: prompt ids");
+        lm.truncate(0);
+        let logits = lm.forward_cached(&ids).unwrap();
+        worst = worst.max(compare(name, &logits, &top_of(&p["top10"])));
+        // Teacher-force llama.cpp's greedy continuation: each of its steps
+        // must have the same top token here, one decode step at a time.
+        let greedy = ids_of(&p["greedy"]);
+        for (step, (chosen, reference)) in greedy.iter().zip(p["greedy_top10"].as_array().unwrap()).enumerate() {
+            let row = if step == 0 { logits.clone() } else { lm.forward_cached(&[greedy[step - 1]]).unwrap() };
+            assert_eq!(top_of(reference)[0].0, *chosen as usize);
+            worst = worst.max(compare(&format!("{name}, greedy step {step}"), &row, &top_of(reference)));
+        }
+    }
+    eprintln!("largest |logit difference| against llama.cpp over every top-10: {worst:.4}");
+}
+
+#[test]
+fn every_position_of_one_pass_matches_llama_cpp() {
+    let bytes = require_model!();
+    let (mut lm, tok) = load(bytes);
+    let case = &fixture()["per_position"];
+    let ids = ids_of(&case["ids"]);
+    assert_eq!(tok.encode(case["text"].as_str().unwrap()).unwrap(), ids);
+    let refs = case["per_position_top10"].as_array().unwrap();
+    assert_eq!(refs.len(), ids.len());
+    let mut n = 0;
+    lm.for_each_position(&ids, &mut |i, row| {
+        compare(&format!("position {i}"), row, &top_of(&refs[i]));
+        n += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(n, ids.len());
+}
+
+#[test]
+fn cached_logits_equal_a_full_recompute_over_24_positions() {
+    let bytes = require_model!();
+    let (lm, tok) = load(bytes);
+    let ids = tok.encode("The capital of France is Paris. The capital of Italy is Rome. The capital of Spain is").unwrap();
+    let prompt = ids.len() - 24;
+    let mut lm = lm;
+    let check = teacher_forced(&mut lm, &ids, prompt).unwrap();
+    assert_eq!(check.positions, 25);
+    assert_eq!(check.argmax_agree, 25);
+    // Same weights, same f32 arithmetic, different grouping of the sums.
+    assert!(check.max_abs_diff < 1e-3, "max |cached - recomputed| = {}", check.max_abs_diff);
+    let _ = argmax;
+}
+
+#[test]
+fn chat_mode_wraps_the_template_and_stops_at_end_of_turn() {
+    let bytes = require_model!();
+    let (lm, tok) = load(bytes);
+    let mut s = Session::new(Box::new(lm), Box::new(tok)).unwrap();
+    assert_eq!(s.info().chat.as_deref(), Some("chatml"));
+    let settings = GenerationSettings {
+        rules: RuleSettings { temperature: 0.0, ..RuleSettings::default() },
+        max_new: 40,
+        chat: true,
+        ..GenerationSettings::default()
+    };
+    let first = s.start("What is the capital of France?", &settings).unwrap();
+    let prompt: Vec<u32> = first.prompt_tokens.iter().map(|t| t.id).collect();
+    assert_eq!(&prompt[..3], &[1, 9690, 198], "<|im_start|> system \\n");
+    assert!(first.prompt_tokens[0].special && !first.prompt_tokens[1].special);
+    let mut last = first;
+    while last.stop.is_none() {
+        last = s.step(&settings).unwrap();
+    }
+    assert_eq!(last.stop, Some(nexttoken::report::StopReason::Eos), "{:?}", last.text);
+    let end = last.generated.last().unwrap();
+    assert!(end.special && end.id == 2, "the answer ends with <|im_end|>");
+    assert!(last.text.contains("Paris"), "{:?}", last.text);
+}
+
+#[test]
+fn scoring_a_text_ranks_its_tokens() {
+    let bytes = require_model!();
+    let (lm, tok) = load(bytes);
+    let mut s = Session::new(Box::new(lm), Box::new(tok)).unwrap();
+    let r = s.score("The capital of France is Paris.", false).unwrap();
+    assert_eq!(r.scored, r.tokens.len() - 1);
+    assert!(r.tokens[0].rank.is_none());
+    let paris = r.tokens.iter().find(|t| t.text == " Paris").expect("a ' Paris' token");
+    assert_eq!(paris.rank, Some(1), "SmolLM2's top choice after 'The capital of France is'");
+    assert!(r.perplexity > 1.0 && r.perplexity.is_finite());
+}
+
+/// The copies llama.cpp requantised from the same file (Q4_K_M, Q6_K, Q4_0,
+/// Q5_1, Q8_0, F16, BF16), which `pkg-scripts/make-llama-fixture` leaves in
+/// `.cache/gguf-requant/`: each is read and run here and compared with
+/// llama.cpp's top-10 on it. Not in CI (the copies need llama.cpp to make);
+/// each absent copy is named as skipped.
+#[test]
+fn requantized_copies_match_llama_cpp_when_present() {
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let mut checked = Vec::new();
+    for copy in fixture()["requantized"].as_array().unwrap() {
+        let ftype = copy["ftype"].as_str().unwrap();
+        let path = root.join(copy["file"].as_str().unwrap());
+        let Ok(bytes) = std::fs::read(&path) else {
+            eprintln!("SKIPPED the {ftype} copy: {} is absent (pkg-scripts/make-llama-fixture writes it)", path.display());
+            continue;
+        };
+        if bytes.len() as u64 != copy["size"].as_u64().unwrap() {
+            eprintln!("SKIPPED the {ftype} copy: {} is not the file the fixture describes", path.display());
+            continue;
+        }
+        let (mut lm, tok) = load(&bytes);
+        for p in copy["prompts"].as_array().unwrap() {
+            let ids = ids_of(&p["ids"]);
+            assert_eq!(tok.encode(p["text"].as_str().unwrap()).unwrap(), ids);
+            lm.truncate(0);
+            let logits = lm.forward_cached(&ids).unwrap();
+            compare(&format!("{ftype}: {}", p["name"].as_str().unwrap()), &logits, &top_of(&p["top10"]));
+        }
+        checked.push(ftype.to_string());
+    }
+    eprintln!("requantized copies checked against llama.cpp: {checked:?}");
+}

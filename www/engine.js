@@ -61,6 +61,7 @@ export async function loadModel() {
   setBusy(true);
   scheduleRender();
   let filesFailed = false;
+  let why = "";
   try {
     await checkSource(entry);
     emit("load-sent");
@@ -72,10 +73,12 @@ export async function loadModel() {
     unsay("engine");
     await replay();
   } catch (err) {
-    sayEngineError(err);
-    // A trained model whose files are missing or rejected: fall back to a
-    // built-in model so the page stays usable (the message above says why).
-    filesFailed = !view.ready && entry !== undefined && !("builtin" in entry.source);
+    // A model whose files are missing or rejected: fall back to another so
+    // the page stays usable (the fallback's message says why).
+    const engineGone = err instanceof EngineError && (err.fatal || err.superseded); // the crash recovery or a newer load carries on
+    filesFailed = !view.ready && !engineGone && entry !== undefined && !("builtin" in entry.source);
+    if (filesFailed) why = err instanceof Error ? err.message : String(err);
+    else sayEngineError(err);
   } finally {
     hideProgress();
     view.loading = false;
@@ -88,7 +91,7 @@ export async function loadModel() {
     const fallback = entry.name !== catalogue.defaultName && catalogue.models.some((m) => m.name === catalogue.defaultName)
       ? catalogue.models.find((m) => m.name === catalogue.defaultName) : catalogue.models.find((m) => m.name === "logits10");
     const instead = fallback.name === "logits10" ? "the course's ten-logit model" : `“${fallback.title}”`;
-    say(`Could not load “${entry.title}”; showing ${instead} instead. Pick another model in the Model panel.`, "error", "fallback");
+    say(`Could not load “${entry.title}”: ${why.replace(/\.$/, "")}. Showing ${instead} instead; pick another model in the Model panel.`, "error", "fallback");
     state.model = fallback.name;
     state.prompt = null;
     state.file = null;

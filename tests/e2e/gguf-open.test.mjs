@@ -147,3 +147,21 @@ test("SmolLM2 opened from disk becomes the model, stays out of links, and leaves
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test("without SmolLM2's file on the server the picker says how to get it, and its link falls back with that message", async () => {
+  const { page, errors } = await openPage(browser, "about:blank");
+  // As on a machine where pkg-scripts/fetch-smollm2 was never run.
+  await page.route("**/*.gguf", (route) => route.fulfill({ status: 404, body: "not here" }));
+  await page.goto(new URL("index.html?model=smollm2-135m", server.url).href);
+  await waitForReady(page);
+  assert.match(await page.textContent("#messages"), /not on this server\. Run pkg-scripts\/fetch-smollm2/);
+  assert.equal(await page.inputValue("#model-select"), "bard");
+  const option = await page.$eval("#model-select option[value=smollm2-135m]", (o) => ({ text: o.textContent, disabled: o.disabled }));
+  assert.match(option.text, /98\.4 MB; not on this server: run pkg-scripts\/fetch-smollm2/);
+  assert.equal(option.disabled, true);
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
+  // Only the HEAD asked (and its 404 is forgiven by the harness); nothing else failed.
+  assert.deepEqual(errors, []);
+  await page.close();
+});

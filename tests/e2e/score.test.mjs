@@ -28,6 +28,8 @@ const TEXT = "ROMEO:\nBut soft, what light through yonder window breaks?";
 
 test("a scored text shows every token's rank and probability, the summary and the most surprising tokens", async () => {
   const { page, errors } = await open("?model=bard&seed=7&steps=2");
+  // data-ready comes with the prompt's report; the replayed steps follow
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);
   const before = await page.textContent("#p-output [data-slot=text]");
   await page.fill("#score-text", TEXT);
   await page.click("#btn-score");
@@ -67,6 +69,7 @@ test("a scored text shows every token's rank and probability, the summary and th
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 3);
   const after = await page.textContent("#p-output [data-slot=text]");
   const other = await open("?model=bard&seed=7&steps=3");
+  await other.page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 3);
   assert.equal(await other.page.textContent("#p-output [data-slot=text]"), after);
   await other.page.close();
   assert.deepEqual(errors, []);
@@ -75,6 +78,7 @@ test("a scored text shows every token's rank and probability, the summary and th
 
 test("“Use the generated text” scores what the model wrote, on a toy model too", async () => {
   const { page, errors } = await open("?model=bigram-abc&temperature=0&steps=6");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 6);
   await page.click("#btn-score-output");
   await page.waitForFunction(() => document.querySelectorAll("#p-score .score-text .stok").length === 7);
   assert.equal(await page.inputValue("#score-text"), await page.textContent("#p-output [data-slot=text]"));

@@ -9,15 +9,24 @@
 //! Without the file, each test prints that it skipped and passes.
 //!
 //! # How close the logits must be
-//! Both engines dequantise the same Q4_1/Q8_0 blocks to the same numbers,
-//! but llama.cpp does not multiply in f32: for a Q4_1 or Q8_0 weight row it
-//! first rounds the activation vector to 8-bit integers per block of 32
-//! (Q8_1 / Q8_0 with an f32 scale, an error of up to 1/254 of the block's
-//! largest value per element), and accumulates in its own order. Over 30
-//! layers that is a small relative error on every projection, measured here
-//! as at most ~0.1 on logits of magnitude ~20 (see LOGIT_TOLERANCE). Our
-//! f32 path has no such rounding, so the two differ by llama.cpp's
-//! activation quantisation, not by the weights.
+//! Both engines dequantise the same blocks to the same numbers (checked
+//! block by block in gguf_blocks.rs), but llama.cpp does not multiply in f32:
+//! against a quantised weight row it first rounds the activation vector to
+//! 8-bit integers per block of 32 (Q8_0/Q8_1, an error of up to 1/254 of the
+//! block's largest value per element), and for F16/BF16 weights it rounds the
+//! activations to F16/BF16. Our path keeps the activations in f32.
+//!
+//! Measured here (the numbers `--nocapture` prints), as the largest
+//! difference on llama.cpp's top-10 logits, raw and with each side's mean
+//! over those ten removed (the error in log p_i/p_j):
+//! - the F16 copy: 0.009 raw, 0.007 centred: the same model, to f16 rounding
+//!   of the activations; this is what says the architecture (interleaved
+//!   rotary pairs, RMS norm, grouped heads, tied head) is right;
+//! - the BF16 copy: 0.16 / 0.06 (bf16 keeps 8 bits of mantissa);
+//! - the 8-bit-activation types (Q4_1 as shipped, Q4_0, Q5_1, Q8_0, Q4_K_M,
+//!   Q6_K): up to 1.09 raw and 0.59 centred on logits of 10 to 38.
+//! The tolerances below are those maxima with about 30% to spare; the F16
+//! copy, where present, is held to 0.05.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -32,8 +41,8 @@ use nexttoken::session::{GenerationSettings, Session};
 use nexttoken::tokenizer::{BpeTokenizer, Tokenizer};
 use serde_json::Value;
 
-/// |ours − llama.cpp| on any of llama.cpp's top-10 logits (see the module doc).
-const LOGIT_TOLERANCE: f64 = 0.35;
+/// Ours against llama.cpp on any of its top-10 logits (see the module doc).
+const LOGIT_TOLERANCE: Gap = Gap { abs: 1.5, centred: 0.75 };
 
 fn model_path() -> PathBuf {
     match std::env::var_os("NEXTTOKEN_SMOLLM2") {
@@ -102,23 +111,58 @@ fn top_of(v: &Value) -> Vec<(usize, f64)> {
         .collect()
 }
 
-fn argmax(row: &[f32]) -> usize {
-    nexttoken::report::top_indices(&row.iter().map(|&v| v as f64).collect::<Vec<_>>(), 1)[0]
+/// How far apart two sets of logits are on llama.cpp's top-10 ids.
+#[derive(Default, Clone, Copy, Debug)]
+struct Gap {
+    /// max |ours − llama.cpp|
+    abs: f64,
+    /// The same after subtracting each side's mean over those ten ids: the
+    /// error in log(p_i / p_j), which is what every probability depends on
+    /// (a shift common to all logits changes no probability).
+    centred: f64,
+}
+
+impl Gap {
+    fn max(self, o: Gap) -> Gap {
+        Gap { abs: self.abs.max(o.abs), centred: self.centred.max(o.centred) }
+    }
 }
 
 /// Our logits at one position against llama.cpp's top-10 there.
-fn compare(what: &str, ours: &[f32], reference: &[(usize, f64)]) -> f64 {
+/// With `strict`, the top-10 sets must share 9 tokens (the test at
+/// each prompt). Elsewhere (every step of a greedy run, every position of a
+/// pass) a near-tie at rank 10 may swap within the tolerance, so there every
+/// llama.cpp top-10 token clearly above our 10th logit must be in our top-10.
+fn compare(what: &str, ours: &[f32], reference: &[(usize, f64)], strict: bool) -> Gap {
     let our_top: Vec<usize> = nexttoken::report::top_indices(&ours.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10);
-    assert_eq!(our_top[0], reference[0].0, "{what}: top-1 differs (ours {our_top:?}, llama.cpp {reference:?})");
-    let overlap = reference.iter().filter(|(id, _)| our_top.contains(id)).count();
-    assert!(overlap >= 9, "{what}: top-10 overlap {overlap}/10 (ours {our_top:?}, llama.cpp {reference:?})");
-    let mut worst = 0f64;
-    for &(id, logit) in reference {
-        let d = (ours[id] as f64 - logit).abs();
-        assert!(d <= LOGIT_TOLERANCE, "{what}: logit of token {id} is {} here, {logit} in llama.cpp", ours[id]);
-        worst = worst.max(d);
+    let margin = reference[0].1 - reference[1].1;
+    if margin > LOGIT_TOLERANCE.centred {
+        assert_eq!(our_top[0], reference[0].0, "{what}: top-1 differs (ours {our_top:?}, llama.cpp {reference:?})");
     }
-    worst
+    let overlap = reference.iter().filter(|(id, _)| our_top.contains(id)).count();
+    if strict {
+        assert!(overlap >= 9, "{what}: top-10 overlap {overlap}/10 (ours {our_top:?}, llama.cpp {reference:?})");
+    } else {
+        let our_tenth = ours[our_top[9]] as f64;
+        for &(id, _) in reference {
+            let clearly_in = ours[id] as f64 > our_tenth + LOGIT_TOLERANCE.centred;
+            assert!(!clearly_in || our_top.contains(&id), "{what}: token {id} is missing from our top-10 {our_top:?}");
+        }
+    }
+    let n = reference.len() as f64;
+    let our_mean = reference.iter().map(|&(id, _)| ours[id] as f64).sum::<f64>() / n;
+    let ref_mean = reference.iter().map(|&(_, l)| l).sum::<f64>() / n;
+    let mut gap = Gap::default();
+    for &(id, logit) in reference {
+        let d = ours[id] as f64 - logit;
+        gap = gap.max(Gap { abs: d.abs(), centred: (d - (our_mean - ref_mean)).abs() });
+    }
+    assert!(
+        gap.abs <= LOGIT_TOLERANCE.abs && gap.centred <= LOGIT_TOLERANCE.centred,
+        "{what}: logits differ from llama.cpp's by {gap:?} (tolerance {LOGIT_TOLERANCE:?}); ours {:?}, llama.cpp {reference:?}",
+        reference.iter().map(|&(id, _)| ours[id]).collect::<Vec<_>>()
+    );
+    gap
 }
 
 #[test]
@@ -128,7 +172,9 @@ fn metadata_maps_to_smollm2s_config() {
     assert_eq!(file.version, 3);
     assert_eq!(file.tensors.len(), 272);
     let config = gguf::llama::config_from_metadata(&file).unwrap();
-    assert_eq!(config, nexttoken::config::ModelConfig::smollm2_135m());
+    // The file stores the epsilon as an f32.
+    let expected = nexttoken::config::ModelConfig { norm_eps: 1e-5f32 as f64, ..nexttoken::config::ModelConfig::smollm2_135m() };
+    assert_eq!(config, expected);
     assert_eq!(gguf::llama::describe_types(&file), "Q4_1 (210 tensors), F32 (61 tensors), Q8_0 (1 tensors)");
 }
 
@@ -153,24 +199,24 @@ fn token_ids_match_llama_cpp() {
 fn prompts_have_llama_cpps_top_tokens_and_logits() {
     let bytes = require_model!();
     let (mut lm, tok) = load(bytes);
-    let mut worst = 0f64;
+    let mut worst = Gap::default();
     for p in fixture()["prompts"].as_array().unwrap() {
         let name = p["name"].as_str().unwrap();
         let ids = ids_of(&p["ids"]);
         assert_eq!(tok.encode(p["text"].as_str().unwrap()).unwrap(), ids, "{name}: prompt ids");
         lm.truncate(0);
         let logits = lm.forward_cached(&ids).unwrap();
-        worst = worst.max(compare(name, &logits, &top_of(&p["top10"])));
+        worst = worst.max(compare(name, &logits, &top_of(&p["top10"]), true));
         // Teacher-force llama.cpp's greedy continuation: each of its steps
         // must have the same top token here, one decode step at a time.
         let greedy = ids_of(&p["greedy"]);
         for (step, (chosen, reference)) in greedy.iter().zip(p["greedy_top10"].as_array().unwrap()).enumerate() {
             let row = if step == 0 { logits.clone() } else { lm.forward_cached(&[greedy[step - 1]]).unwrap() };
             assert_eq!(top_of(reference)[0].0, *chosen as usize);
-            worst = worst.max(compare(&format!("{name}, greedy step {step}"), &row, &top_of(reference)));
+            worst = worst.max(compare(&format!("{name}, greedy step {step}"), &row, &top_of(reference), false));
         }
     }
-    eprintln!("largest |logit difference| against llama.cpp over every top-10: {worst:.4}");
+    eprintln!("largest logit difference against llama.cpp over every top-10: {worst:?}");
 }
 
 #[test]
@@ -183,20 +229,25 @@ fn every_position_of_one_pass_matches_llama_cpp() {
     let refs = case["per_position_top10"].as_array().unwrap();
     assert_eq!(refs.len(), ids.len());
     let mut n = 0;
+    let mut worst = Gap::default();
     lm.for_each_position(&ids, &mut |i, row| {
-        compare(&format!("position {i}"), row, &top_of(&refs[i]));
+        worst = worst.max(compare(&format!("position {i}"), row, &top_of(&refs[i]), false));
         n += 1;
         Ok(())
     })
     .unwrap();
     assert_eq!(n, ids.len());
+    eprintln!("one pass, every position: largest difference {worst:?}");
 }
 
 #[test]
 fn cached_logits_equal_a_full_recompute_over_24_positions() {
     let bytes = require_model!();
     let (lm, tok) = load(bytes);
-    let ids = tok.encode("The capital of France is Paris. The capital of Italy is Rome. The capital of Spain is").unwrap();
+    let ids = tok
+        .encode("The capital of France is Paris. The capital of Italy is Rome. The capital of Spain is Madrid, and the capital of Germany is Berlin.")
+        .unwrap();
+    assert!(ids.len() > 24, "{} tokens", ids.len());
     let prompt = ids.len() - 24;
     let mut lm = lm;
     let check = teacher_forced(&mut lm, &ids, prompt).unwrap();
@@ -204,7 +255,6 @@ fn cached_logits_equal_a_full_recompute_over_24_positions() {
     assert_eq!(check.argmax_agree, 25);
     // Same weights, same f32 arithmetic, different grouping of the sums.
     assert!(check.max_abs_diff < 1e-3, "max |cached - recomputed| = {}", check.max_abs_diff);
-    let _ = argmax;
 }
 
 #[test]
@@ -267,12 +317,18 @@ fn requantized_copies_match_llama_cpp_when_present() {
             continue;
         }
         let (mut lm, tok) = load(&bytes);
+        let mut worst = Gap::default();
         for p in copy["prompts"].as_array().unwrap() {
             let ids = ids_of(&p["ids"]);
             assert_eq!(tok.encode(p["text"].as_str().unwrap()).unwrap(), ids);
             lm.truncate(0);
             let logits = lm.forward_cached(&ids).unwrap();
-            compare(&format!("{ftype}: {}", p["name"].as_str().unwrap()), &logits, &top_of(&p["top10"]));
+            worst = worst.max(compare(&format!("{ftype}: {}", p["name"].as_str().unwrap()), &logits, &top_of(&p["top10"]), true));
+        }
+        eprintln!("{ftype}: largest difference {worst:?}");
+        if ftype == "F16" {
+            // f16 activations are the only rounding llama.cpp adds here.
+            assert!(worst.abs < 0.05, "the F16 copy differs from llama.cpp by {worst:?}");
         }
         checked.push(ftype.to_string());
     }

@@ -74,10 +74,31 @@ pub fn config_from_metadata(f: &GgufFile) -> Result<ModelConfig> {
     if embd.dims.len() != 2 || embd.dims[0] != d_model as u64 {
         bail!("token_embd.weight has shape {:?}; a llama model with embedding_length {d_model} needs [{d_model}, vocab]", embd.dims);
     }
+    // Widths past 2^20 are no model this page can run, and keeping every
+    // product of two of them below 2^24 keeps shape arithmetic exact on wasm32.
+    for (name, v) in [("embedding_length", d_model), ("attention.head_count", n_heads), ("attention.head_count_kv", n_kv_heads), ("attention.key_length", head_dim)] {
+        if v > 1 << 20 {
+            bail!("llama.{name} {v} is too large");
+        }
+    }
+    for (what, a, b) in [("query", n_heads, head_dim), ("key/value", n_kv_heads, head_dim)] {
+        if a.checked_mul(b).is_none_or(|w| w > 1 << 24) {
+            bail!("the {what} width {a} × {b} is too large");
+        }
+    }
+    if usize_key("feed_forward_length")? > 1 << 24 {
+        bail!("llama.feed_forward_length is too large");
+    }
+    let n_layers = usize_key("block_count")?;
+    // Each block has nine tensors: a count the file cannot back is refused
+    // before anything (even the list of expected names) is built for it.
+    if n_layers > f.tensors.len() / 9 {
+        bail!("llama.block_count {n_layers} needs {} tensors, but the file has {}", n_layers.saturating_mul(9), f.tensors.len());
+    }
     let config = ModelConfig {
         vocab_size: usize::try_from(embd.dims[1]).map_err(|_| Error::new("token_embd.weight is too large"))?,
         d_model,
-        n_layers: usize_key("block_count")?,
+        n_layers,
         n_heads,
         n_kv_heads,
         head_dim,
@@ -247,6 +268,118 @@ mod tests {
     fn transposes_row_major() {
         // [[1, 2, 3], [4, 5, 6]] → [[1, 4], [2, 5], [3, 6]]
         assert_eq!(transposed(&[1., 2., 3., 4., 5., 6.], 2, 3), vec![1., 4., 2., 5., 3., 6.]);
+    }
+
+    use crate::gguf::reader::tests::Writer;
+
+    /// A two-layer llama with d = 32 (one Q8_0 block per row), 2 heads of 16, 1 KV head.
+    fn tiny(w: &mut Writer) -> &mut Writer {
+        w.kv_str("general.architecture", "llama")
+            .kv_u32("llama.block_count", 2)
+            .kv_u32("llama.embedding_length", 32)
+            .kv_u32("llama.feed_forward_length", 64)
+            .kv_u32("llama.attention.head_count", 2)
+            .kv_u32("llama.attention.head_count_kv", 1)
+            .kv_u32("llama.context_length", 64)
+            .kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5)
+    }
+
+    fn tiny_tensors(w: &mut Writer, skip: &str, bad_shape: &str) {
+        let c = ModelConfig {
+            vocab_size: 8,
+            d_model: 32,
+            n_layers: 2,
+            n_heads: 2,
+            n_kv_heads: 1,
+            head_dim: 16,
+            d_ff: 64,
+            context: 64,
+            ..ModelConfig::smollm2_135m()
+        };
+        for (name, mut dims) in expected_tensors(&c) {
+            if name == skip {
+                continue;
+            }
+            if name == bad_shape {
+                dims[0] *= 2;
+            }
+            let n: u64 = dims.iter().product();
+            w.f32_tensor(&name, &dims, &vec![0.01; n as usize]);
+        }
+    }
+
+    fn load_message(bytes: &[u8]) -> String {
+        let f = match GgufFile::parse(bytes) {
+            Ok(f) => f,
+            Err(e) => return e.message,
+        };
+        let c = match config_from_metadata(&f) {
+            Ok(c) => c,
+            Err(e) => return e.message,
+        };
+        match check_tensors(&f, &c) {
+            Ok(()) => "accepted".into(),
+            Err(e) => e.message,
+        }
+    }
+
+    #[test]
+    fn a_well_formed_tiny_llama_loads_and_runs() {
+        let mut w = Writer::new();
+        tiny(&mut w);
+        tiny_tensors(&mut w, "", "");
+        let bytes = w.finish();
+        assert_eq!(load_message(&bytes), "accepted");
+        let f = GgufFile::parse(&bytes).unwrap();
+        let c = config_from_metadata(&f).unwrap();
+        assert_eq!((c.vocab_size, c.n_layers, c.head_dim, c.tied_embeddings), (8, 2, 16, true));
+        let model = load_transformer(&f, &c, &Device::flex()).unwrap();
+        let mut lm = crate::model::DecoderLm::new("tiny", c, model, crate::backend::BackendKind::Flex).unwrap();
+        let logits = crate::lm::LanguageModel::forward_cached(&mut lm, &[1, 2, 3]).unwrap();
+        assert_eq!(logits.len(), 8);
+        assert!(logits.iter().all(|v| v.is_finite()));
+    }
+
+    #[test]
+    fn files_that_do_not_fit_are_refused_by_name() {
+        let mut w = Writer::new();
+        tiny(&mut w);
+        tiny_tensors(&mut w, "blk.1.ffn_up.weight", "");
+        assert!(load_message(&w.finish()).contains("lacks the tensor 'blk.1.ffn_up.weight'"));
+
+        let mut w = Writer::new();
+        tiny(&mut w);
+        tiny_tensors(&mut w, "", "blk.0.attn_k.weight");
+        let m = load_message(&w.finish());
+        assert!(m.contains("tensor 'blk.0.attn_k.weight' has shape [64, 16]"), "{m}");
+
+        let mut w = Writer::new();
+        tiny(&mut w);
+        tiny_tensors(&mut w, "", "");
+        w.f32_tensor("blk.0.attn_q.bias", &[32], &[0.0; 32]);
+        assert!(load_message(&w.finish()).contains("blk.0.attn_q.bias"));
+
+        let mut w = Writer::new();
+        w.kv_str("general.architecture", "gpt2");
+        assert!(load_message(&w.finish()).contains("architecture is 'gpt2'"));
+
+        let mut w = Writer::new();
+        w.kv_str("general.architecture", "llama").kv_u32("llama.block_count", 2);
+        assert!(load_message(&w.finish()).contains("no 'llama.embedding_length'"));
+
+        // A model claiming 2^40 layers: refused before the tensor list (or
+        // anything else) is built for it.
+        let mut w = Writer::new();
+        w.kv_str("general.architecture", "llama")
+            .kv_raw("llama.block_count", 10, &(1u64 << 40).to_le_bytes())
+            .kv_u32("llama.embedding_length", 32)
+            .kv_u32("llama.feed_forward_length", 64)
+            .kv_u32("llama.attention.head_count", 2)
+            .kv_u32("llama.context_length", 64)
+            .kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5);
+        w.f32_tensor("token_embd.weight", &[32, 8], &[0.0; 256]);
+        let m = load_message(&w.finish());
+        assert!(m.contains("block_count 1099511627776"), "{m}");
     }
 
     #[test]

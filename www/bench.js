@@ -16,7 +16,7 @@
 // vocabulary so slider moves are measured at a real model's vocabulary size.
 
 import { on } from "./events.js";
-import { local } from "./engine.js";
+import { local } from "./engine-link.js";
 
 const load = { boot: performance.now(), origin: performance.timeOrigin };
 window.__ntpLoad = load;

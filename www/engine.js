@@ -1,183 +1,17 @@
-// The engine state machine: the page's side of every engine request (load,
-// replay, step, run, rewind, reset, preview, beam) and the recovery when the
-// wasm instance dies. The worker holds the model; this module keeps `view`
-// in step with its replies and asks for repaints.
+// The engine state machine for generation: the page's side of replay, step,
+// run, rewind, preview, beam and score (loading a model, Reset and the crash
+// recovery are in model-load.js). The worker holds the model; this module
+// keeps `view` in step with its replies and asks for repaints.
 
-import { EngineClient, EngineError } from "./client.js";
-import { LocalPreviewer } from "./local-preview.js";
-import { COURSE_LOGITS, checkAvailability } from "./models.js";
-import { state, view, catalogue, currentModel, currentPrompt, engineSettings } from "./app-state.js";
+import { EngineError } from "./client.js";
+import { client, local, engineHooks } from "./engine-link.js";
+import { COURSE_LOGITS } from "./models.js";
+import { state, view, currentPrompt, engineSettings } from "./app-state.js";
 import { toEngineSettings } from "./state/settings.js";
-import { say, unsay, sayEngineError, showProgress, hideProgress } from "./messages.js";
+import { say, unsay, sayEngineError } from "./messages.js";
 import { updateUrl } from "./url-sync.js";
 import { scheduleRender, paintPreviewNow, onBeforePaint } from "./paint.js";
 import { emit } from "./events.js";
-
-/**
- * What the page wires in (main.js): the parts of the page outside the engine
- * that follow its state.
- */
-export const engineHooks = {
-  /** A model is loaded (before its prompt is replayed); `info` is its ModelInfo. @type {(info: any) => void} */
-  loaded: () => {},
-  /** A GGUF file from the user's disk is loaded: it becomes the current model. @type {(name: string, info: any) => void} */
-  fileLoaded: () => {},
-  /** A load ended, well or not (the model panel shows the current model). @type {() => void} */
-  loadSettled: () => {},
-  /** A replay ended: token names for bans and biases from the URL are known now. @type {() => void} */
-  replayed: () => {},
-};
-
-/**
- * The rules on this thread, fed by the worker's reports.
- * <body data-local-preview> says whether slider moves are answered here
- * (tests wait for it; the worker answers until then).
- */
-export const local = new LocalPreviewer((ready) => { document.body.dataset.localPreview = String(ready); });
-
-export const client = new EngineClient(new URL("./worker.js", import.meta.url), {
-  onProgress: showProgress,
-  onFatal: recoverFromCrash,
-  onEngineState: (msg) => {
-    if (msg.vocab) local.setVocab(msg.vocab.text, msg.vocab.display, msg.module);
-    if (msg.pending) local.setState(msg.pending);
-  },
-});
-
-/** Times of recent crashes (a crash while restoring gives up sooner). @type {number[]} */
-let crashes = [];
-
-/** Load the current model, then replay prompt, settings and steps. */
-export async function loadModel() {
-  const entry = currentModel();
-  client.dropStale(); // an unfinished replay for the old model stops here
-  local.invalidate(); // until the new model's vocabulary comes, previews go to the worker
-  view.ready = false;
-  forgetModelViews();
-  view.loading = true;
-  // Not ready from now on, at once (not at the next frame): a click in
-  // between must not look like it was taken.
-  document.body.dataset.ready = "false";
-  setBusy(true);
-  scheduleRender();
-  let filesFailed = false;
-  let why = "";
-  try {
-    await checkSource(entry);
-    emit("load-sent");
-    const msg = await client.request("load", { model: entry.source });
-    emit("model-ready", { timings: msg.timings });
-    view.info = msg.info;
-    view.ready = true;
-    engineHooks.loaded(msg.info);
-    unsay("engine");
-    await replay();
-  } catch (err) {
-    // A model whose files are missing or rejected: fall back to another so
-    // the page stays usable (the fallback's message says why).
-    const engineGone = err instanceof EngineError && (err.fatal || err.superseded); // the crash recovery or a newer load carries on
-    filesFailed = !view.ready && !engineGone && entry !== undefined && !("builtin" in entry.source);
-    if (filesFailed) why = err instanceof Error ? err.message : String(err);
-    else sayEngineError(err);
-  } finally {
-    hideProgress();
-    view.loading = false;
-    setBusy(false);
-    engineHooks.loadSettled();
-    scheduleRender();
-  }
-  if (filesFailed) {
-    // The catalogue's default, unless that is what failed: then the course's ten logits.
-    const fallback = entry.name !== catalogue.defaultName && catalogue.models.some((m) => m.name === catalogue.defaultName)
-      ? catalogue.models.find((m) => m.name === catalogue.defaultName) : catalogue.models.find((m) => m.name === "logits10");
-    const instead = fallback.name === "logits10" ? "the course's ten-logit model" : `“${fallback.title}”`;
-    say(`Could not load “${entry.title}”: ${why.replace(/\.$/, "")}. Showing ${instead} instead; pick another model in the Model panel.`, "error", "fallback");
-    state.model = fallback.name;
-    state.prompt = null;
-    state.file = null;
-    engineHooks.loadSettled();
-    updateUrl();
-    await loadModel();
-  }
-}
-
-/**
- * Refuse, with a message saying what to do, a model whose file is not there:
- * a GGUF the server does not have, or a file from the user's disk that is
- * gone (the engine restarted after a crash).
- * @param {import("./models.js").ModelEntry} entry
- */
-async function checkSource(entry) {
-  const src = /** @type {any} */ (entry.source);
-  if (src.file) throw new Error(`The GGUF file you opened (${src.file}) went with the engine's restart; open it again.`);
-  if (!src.gguf) return;
-  if (entry.availability === "unknown" || entry.availability === undefined) await checkAvailability(entry);
-  if (entry.availability === "absent") {
-    throw new Error(`${entry.title}: its file (${entry.bytes ? `${(entry.bytes / 1e6).toFixed(1)} MB, ` : ""}${src.gguf.split("/").pop()}) is not on this server. ` +
-      `Run ${entry.fetch ?? "the model's fetch script"} in the repository, then reload.`);
-  }
-  if (entry.availability === "wrong-size") {
-    throw new Error(`${entry.title}: the file on this server is not the expected ${entry.bytes} bytes. Run ${entry.fetch ?? "the model's fetch script"} again.`);
-  }
-}
-
-/** What was drawn for the previous model (beam tree, bigram training, score report). */
-function forgetModelViews() {
-  view.beam = null;
-  view.beamEstimateMs = null;
-  view.stepMs = null;
-  view.train = null;
-  view.score = null;
-  view.scoreSelected = null;
-  view.logitsEdited = false;
-}
-
-/**
- * Open a GGUF file from the user's disk: the bytes go to the worker
- * (transferred, not copied), which builds the model. Until it has, the model
- * loaded before stays in the worker; a file the engine refuses leaves it
- * there and usable, with a message saying why.
- * @param {ArrayBuffer} buffer the whole file
- * @param {string} name its name
- */
-export async function loadFile(buffer, name) {
-  await stopRun();
-  client.dropStale();
-  const wasReady = view.ready;
-  view.ready = false;
-  view.loading = true;
-  document.body.dataset.ready = "false";
-  setBusy(true);
-  showProgress({ loaded: buffer.byteLength, total: buffer.byteLength, what: name, stage: "build" });
-  scheduleRender();
-  let loaded = false;
-  try {
-    const msg = await client.request("load", { model: { file: buffer, name } }, undefined, [buffer]);
-    loaded = true;
-    local.invalidate(); // the new model's vocabulary follows its first report
-    forgetModelViews();
-    unsay("open-file");
-    unsay("engine");
-    engineHooks.fileLoaded(name, msg.info);
-    view.info = msg.info;
-    view.ready = true;
-    engineHooks.loaded(msg.info);
-    await replay();
-  } catch (err) {
-    if (!loaded) {
-      const why = err instanceof Error ? err.message : String(err);
-      say(`Could not open ${name}: ${why}. ${wasReady ? "The model loaded before is still here." : ""}`.trim(), "error", "open-file");
-      // The worker still holds the model it had, in the state it had.
-      view.ready = wasReady && !(err instanceof EngineError && err.fatal);
-    } else sayEngineError(err);
-  } finally {
-    hideProgress();
-    view.loading = false;
-    setBusy(false);
-    engineHooks.loadSettled();
-    scheduleRender();
-  }
-}
 
 /**
  * Start from the prompt and regenerate state.steps tokens with the current
@@ -290,14 +124,6 @@ export async function doRewind(n) {
     updateUrl();
     scheduleBeam();
   } catch (err) { sayEngineError(err); }
-}
-
-/** Back to the prompt (after a crash: reload the model). */
-export async function doReset() {
-  if (!view.ready) { crashes = []; state.steps = 0; loadModel(); return; }
-  await stopRun();
-  state.steps = 0;
-  try { await replay(); } catch (err) { sayEngineError(err); }
 }
 
 /**
@@ -422,42 +248,3 @@ export async function doScore(text, chat) {
   scheduleRender();
 }
 
-/**
- * The engine died (a Rust panic). The client has started a fresh worker:
- * reload the model and replay; the prompt and settings live in `state`, so
- * nothing the user typed is lost.
- * @param {string} message
- * @param {boolean} crashed false when the engine could not start at all
- */
-function recoverFromCrash(message, crashed) {
-  view.running = false;
-  view.ready = false;
-  if (!crashed) {
-    say(message, "error", "crash");
-    scheduleRender();
-    return;
-  }
-  const now = Date.now();
-  crashes = crashes.filter((t) => now - t < 30000);
-  crashes.push(now);
-  local.invalidate(); // the new worker sends its vocabulary again
-  const text = `The engine hit an internal error (${message})`;
-  if (crashes.length > 2) {
-    say(`${text} again while restoring. Your prompt and settings are kept: change a setting and press Reset, or pick another model.`, "error", "crash");
-    scheduleRender();
-    return;
-  }
-  if (crashes.length === 2) {
-    // Replaying the same tokens crashed again: restore the prompt only.
-    state.steps = 0;
-    say(`${text}. The engine was restarted with your prompt and settings (the generated tokens were dropped).`, "error", "crash");
-  } else {
-    say(`${text}. The engine was restarted with your prompt and settings.`, "error", "crash");
-  }
-  loadModel();
-}
-
-/** @param {boolean} busy */
-function setBusy(busy) {
-  document.body.classList.toggle("busy", busy);
-}

@@ -4,7 +4,7 @@
 // the engine's worker as a transferred ArrayBuffer.
 
 import { $ } from "./app-state.js";
-import { loadFile } from "./engine.js";
+import { loadFile } from "./model-load.js";
 import { say, unsay } from "./messages.js";
 
 /**

@@ -2,8 +2,10 @@
 // first model) and wires the page's controls to the modules that own each
 // job. Nothing else lives here:
 //   app-state.js      the view state (URL), what the panels draw, the catalogue
-//   engine.js         the engine state machine (load, replay, step, run, rewind,
-//                     reset, preview, beam, crash recovery)
+//   engine-link.js    the worker client, the rules on this thread, the engine's hooks
+//   engine.js         the engine state machine for generation (replay, step, run,
+//                     rewind, preview, beam, score)
+//   model-load.js     loading a model or a file from disk, Reset, crash recovery
 //   paint.js          frame scheduling and renderAll (panels in render/*.js)
 //   setting-changes.js what a moved control sets off; ban/bias chips
 //   url-sync.js       the URL mirror        messages.js  message area, load progress
@@ -16,7 +18,9 @@
 import { $, parsed, state, view, catalogue } from "./app-state.js";
 import { buildControls } from "./controls.js";
 import { loadCatalogue } from "./models.js";
-import { client, engineHooks, loadModel, replayOrSay, stopRun, doStep, doRun, doRewind, doReset, doBeam } from "./engine.js";
+import { client, engineHooks } from "./engine-link.js";
+import { replayOrSay, stopRun, doStep, doRun, doRewind, doBeam } from "./engine.js";
+import { loadModel, doReset } from "./model-load.js";
 import { onSetting, refreshChips, wireListButtons } from "./setting-changes.js";
 import { updateUrl, onUrlWritten } from "./url-sync.js";
 import { say } from "./messages.js";

@@ -6,7 +6,7 @@
 
 import { $, state, view, catalogue, currentModel, currentPrompt } from "./app-state.js";
 import { checkAvailability, pickerLabel } from "./models.js";
-import { loadModel } from "./engine.js";
+import { loadModel } from "./model-load.js";
 import { onSetting } from "./setting-changes.js";
 import { updateUrl } from "./url-sync.js";
 import { fillLogitsEditor } from "./toy-models.js";

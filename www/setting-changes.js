@@ -5,7 +5,8 @@
 import { $, state, view } from "./app-state.js";
 import { updateUrl } from "./url-sync.js";
 import { scheduleRender } from "./paint.js";
-import { local, replay, doPreview, scheduleBeam } from "./engine.js";
+import { local } from "./engine-link.js";
+import { replay, doPreview, scheduleBeam } from "./engine.js";
 import { sayEngineError } from "./messages.js";
 import { renderChips } from "./render/chips.js";
 

@@ -3,7 +3,8 @@
 
 import { $, state, view } from "./app-state.js";
 import { COURSE_LOGITS } from "./models.js";
-import { client, replay, replayOrSay } from "./engine.js";
+import { client } from "./engine-link.js";
+import { replay, replayOrSay } from "./engine.js";
 import { updateUrl } from "./url-sync.js";
 import { scheduleRender } from "./paint.js";
 import { sayEngineError } from "./messages.js";

@@ -73,6 +73,31 @@ test("?bench=1 loads bench.js, which records the load milestones and slider timi
   await page.close();
 });
 
+test("the page's modules import each other without a cycle", async () => {
+  /** @type {Map<string, string[]>} */
+  const graph = new Map();
+  const walk = async (rel) => {
+    if (graph.has(rel)) return;
+    graph.set(rel, []);
+    const text = await readFile(path.join(WWW_ROOT, rel), "utf8");
+    for (const m of text.matchAll(/^import\s[^;]*?from\s+"(\.{1,2}\/[^"]+)";/gm)) {
+      const dep = path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[1]));
+      graph.get(rel).push(dep);
+      await walk(dep);
+    }
+  };
+  for (const entry of ["main.js", "worker.js", "bench.js"]) await walk(entry);
+  const state = new Map(); // 1: on the path, 2: done
+  const visit = (node, trail) => {
+    if (state.get(node) === 2) return;
+    assert.notEqual(state.get(node), 1, `import cycle: ${[...trail, node].join(" → ")}`);
+    state.set(node, 1);
+    for (const dep of graph.get(node) ?? []) visit(dep, [...trail, node]);
+    state.set(node, 2);
+  };
+  for (const node of graph.keys()) visit(node, []);
+});
+
 test("index.html preloads every module of the page", async () => {
   const html = await readFile(path.join(WWW_ROOT, "index.html"), "utf8");
   const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="\.\/([^"]+)">/g)].map((m) => m[1]));

@@ -7,12 +7,8 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
-import { existsSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { WWW_ROOT, startSuite, stopSuite, openPage, waitForReady, screenshot } from "./harness.mjs";
-
-const SMOLLM2 = path.join(WWW_ROOT, "models", "smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf");
+import { SMOLLM2_FILE as SMOLLM2, needSmollm2, startSuite, stopSuite, openPage, waitForReady, screenshot } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -108,7 +104,7 @@ test("a broken GGUF (the magic, then garbage) gets the engine's message and the 
 });
 
 test("a truncated SmolLM2 file is refused with the engine's message, the model before stays", async (t) => {
-  if (!existsSync(SMOLLM2)) { t.skip("SmolLM2's GGUF is absent: run pkg-scripts/fetch-smollm2"); return; }
+  if (!needSmollm2(t)) return;
   const fh = await open(SMOLLM2);
   const head = Buffer.alloc(4 << 20);
   await fh.read(head, 0, head.length, 0);
@@ -124,7 +120,7 @@ test("a truncated SmolLM2 file is refused with the engine's message, the model b
 });
 
 test("SmolLM2 opened from disk becomes the model, stays out of links, and leaves on the next pick", { timeout: 300000 }, async (t) => {
-  if (!existsSync(SMOLLM2)) { t.skip("SmolLM2's GGUF is absent: run pkg-scripts/fetch-smollm2"); return; }
+  if (!needSmollm2(t)) return;
   const { page, errors, requests } = await openRecording();
   const requestsBefore = requests.length;
   await page.setInputFiles("#gguf-file", SMOLLM2);

@@ -165,3 +165,22 @@ export async function stopSuite({ server, browser }) {
   await browser?.close();
   await server?.close();
 }
+
+/** SmolLM2's GGUF, made by pkg-scripts/fetch-smollm2 (git-ignored). */
+export const SMOLLM2_FILE = path.join(WWW_ROOT, "models", "smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf");
+
+/**
+ * Whether a test that needs SmolLM2's file can run. Without the file it is
+ * skipped with the command that fetches it, unless NEXTTOKEN_REQUIRE_SMOLLM2=1
+ * (pkg-scripts/test sets it, as for the engine's own SmolLM2 tests): then a
+ * missing file fails the test.
+ * @param {import("node:test").TestContext} t
+ * @returns {boolean} true: go on
+ */
+export function needSmollm2(t) {
+  if (existsSync(SMOLLM2_FILE)) return true;
+  const advice = "SmolLM2's GGUF is not in www/models/smollm2/: run pkg-scripts/fetch-smollm2";
+  if (process.env.NEXTTOKEN_REQUIRE_SMOLLM2 === "1") throw new Error(`${advice} (NEXTTOKEN_REQUIRE_SMOLLM2=1 requires it)`);
+  t.skip(advice);
+  return false;
+}

@@ -4,20 +4,18 @@
 // 49,152-token vocabulary and its 30-layer, 3-KV-head cache, steps, chat mode
 // with the template's special tokens dimmed, a scored text, and a second
 // visit served from the Cache API without fetching the file again.
-// Without the file the tests are skipped, saying so.
+// Without the file the tests are skipped, saying so (they fail instead with
+// NEXTTOKEN_REQUIRE_SMOLLM2=1, as pkg-scripts/test sets it).
 //
 // Run: pkg-scripts/build, pkg-scripts/fetch-smollm2, then
 //      node --test tests/e2e/smollm2.test.mjs
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
 import { existsSync } from "node:fs";
-import { WWW_ROOT, startSuite, stopSuite, waitForReady, screenshot } from "./harness.mjs";
+import { SMOLLM2_FILE, needSmollm2, startSuite, stopSuite, waitForReady, screenshot } from "./harness.mjs";
 
-const FILE = path.join(WWW_ROOT, "models", "smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf");
-const HAVE = existsSync(FILE);
-const SKIP = "SmolLM2's GGUF is not in www/models/smollm2/: run pkg-scripts/fetch-smollm2";
+const HAVE = existsSync(SMOLLM2_FILE);
 /** Loading takes seconds (a 98 MB download and the weights dequantised in wasm). */
 const LOAD_MS = 240000;
 
@@ -65,7 +63,7 @@ async function settle(page) {
 }
 
 test("SmolLM2 loads in the page and every panel draws from it", { timeout: 600000 }, async (t) => {
-  if (!HAVE) { t.skip(SKIP); return; }
+  if (!needSmollm2(t)) return;
   const { page, errors } = await openSmol("?model=bard");
   await waitForReady(page, LOAD_MS);
   // The picker shows the file's size before anything is downloaded.
@@ -176,7 +174,7 @@ test("SmolLM2 loads in the page and every panel draws from it", { timeout: 60000
 });
 
 test("a second visit reads SmolLM2 from the Cache API, not the network", { timeout: 600000 }, async (t) => {
-  if (!HAVE) { t.skip(SKIP); return; }
+  if (!needSmollm2(t)) return;
   const { page, errors, fileRequests } = await openSmol("?model=smollm2-135m");
   await waitForReady(page, LOAD_MS);
   assert.deepEqual(fileRequests, [], "no request for the .gguf at all");

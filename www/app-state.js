@@ -21,7 +21,7 @@ export const view = {
   distribution: null,    // what the distribution panels show (report's or a preview)
   chosen: null,          // the token drawn from `distribution`, if any
   previewShown: false,   // `distribution` is a preview not painted yet
-  beam: null, beamBusy: false,
+  beam: null, beamBusy: false, beamProgress: null,
   beamEstimateMs: null,  // set when a search would take this long: the panel offers a button instead of searching
   stepMs: null,          // the worker's time for the last decode step
   train: null, trainBusy: false,

@@ -217,12 +217,17 @@ export async function doBeam() {
   scheduleRender();
   try {
     const t0 = performance.now();
-    const msg = await client.request("beam", { settings: toEngineSettings(state.settings, { beam: true }) });
-    emit("beam-done", { ms: performance.now() - t0 });
-    view.beam = msg.beam;
-    view.beamEstimateMs = null;
+    view.beamProgress = null;
+    const onProgress = (/** @type {any} */ p) => { view.beamProgress = { depth: p.depth, of: p.of }; scheduleRender(); };
+    const msg = await client.request("beam", { settings: toEngineSettings(state.settings, { beam: true }) }, onProgress);
+    if (!msg.cancelled) {
+      emit("beam-done", { ms: performance.now() - t0 });
+      view.beam = msg.beam;
+      view.beamEstimateMs = null;
+    }
   } catch (err) { sayEngineError(err); }
   view.beamBusy = false;
+  view.beamProgress = null;
   scheduleRender();
 }
 

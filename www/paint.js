@@ -91,7 +91,7 @@ export function renderAll({ previewOnly = false } = {}) {
     renderKv($("#p-kv .body"), { kv: r?.kv ?? null, counters: r?.counters ?? null,
       cacheCheck: r?.cache_check ?? null, useCache: state.settings.use_cache });
   }
-  if (shown.has("beam") && !previewOnly) renderBeam($("#p-beam .body"), { beam: view.beam, busy: view.beamBusy, estimateMs: view.beamEstimateMs });
+  if (shown.has("beam") && !previewOnly) renderBeam($("#p-beam .body"), { beam: view.beam, busy: view.beamBusy, progress: view.beamProgress, estimateMs: view.beamEstimateMs });
   if (shown.has("score") && !previewOnly) {
     renderScore($("#p-score .body"), { score: view.score, busy: view.scoreBusy, selected: view.scoreSelected });
   }

@@ -8,7 +8,7 @@
 //   reset { prompt, settings }      step { settings }      run { settings }
 //   stop                            preview { settings }   rewind { n, settings }
 //   run_settings { settings }       (during a run: draw the next tokens with these)
-//   beam { settings }   set_logits { logits, prompt, settings }   train { steps, seed }
+//   beam { settings } (by depths; a later request cancels it)   set_logits { logits, prompt, settings }   train { steps, seed }
 //   score { text, chat }
 // Worker → page: { id, type, ...payload }, type one of
 //   ready { info, timings: { wasm_ms, files_ms?, build_ms } }
@@ -79,6 +79,9 @@ self.onmessage = (event) => {
  */
 async function handle(msg) {
   const { id, type } = msg;
+  // Anything that uses the model ends a beam search in progress: the next
+  // change cancels it (previews and a run's new settings do not touch it).
+  if (!KEEPS_BEAM.has(type)) cancelBeam();
   if (type === "load") return load(id, msg.model);
   if (type === "stop") return stop(id);
   if (!pg) throw new Error("no model is loaded yet");
@@ -93,7 +96,7 @@ async function handle(msg) {
       return reply(id, { kind: "run_settings", running: running !== null });
     // The settings argument is ignored by a facade whose rewind takes only n.
     case "rewind": return replyWithState(id, { kind: "step", report: pg.rewind(msg.n, msg.settings) });
-    case "beam": return reply(id, { kind: "beam", beam: pg.beam(msg.settings) });
+    case "beam": return beam(id, msg.settings);
     case "set_logits": {
       // The facade may restart the prompt (StepReport) or only return the
       // new Distribution; the page accepts either.
@@ -349,6 +352,45 @@ async function run(id, settings) {
     stopWaiters = [];
   }
   self.postMessage({ id, type: "report", kind: "run_end", why: why ?? "max_new", final: true });
+}
+
+/** Requests that leave a beam search in progress alone. */
+const KEEPS_BEAM = new Set(["preview", "run_settings", "stop"]);
+
+/** The beam search in progress: its request id, and whether it was cancelled. */
+let beamJob = null;
+
+/**
+ * Beam search, one depth per engine call with a yield in between, so the
+ * page stays answered and a later request cancels it. Intermediate replies
+ * `beam_progress { depth, of }`; the last is `beam { beam }`, or
+ * `beam { beam: null, cancelled: true }` when a later request ended it.
+ * @param {number} id
+ * @param {object} settings
+ */
+async function beam(id, settings) {
+  const job = { id, cancelled: false };
+  beamJob = job;
+  try {
+    let progress = pg.beam_start(settings);
+    while (!progress.done) {
+      self.postMessage({ id, type: "report", kind: "beam_progress", depth: progress.depth, of: progress.of, final: false });
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (job.cancelled) return reply(id, { kind: "beam", beam: null, cancelled: true });
+      progress = pg.beam_next();
+    }
+    return reply(id, { kind: "beam", beam: pg.beam_finish(), ms: performance.now() - requestStart });
+  } finally {
+    if (beamJob === job) beamJob = null;
+  }
+}
+
+/** Ends the beam search in progress, if any (its request answers `cancelled`). */
+function cancelBeam() {
+  if (!beamJob) return;
+  beamJob.cancelled = true;
+  beamJob = null;
+  pg?.beam_cancel();
 }
 
 /**

@@ -69,36 +69,66 @@ pub fn length_normalised(logprob: f64, length: usize, alpha: f64) -> f64 {
     logprob / (length.max(1) as f64).powf(alpha)
 }
 
-/// Searches `settings.max_new` tokens deep with `settings.beams` beams.
+/// How far a search has gone (the page shows it and can cancel in between).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct BeamProgress {
+    /// Depths expanded so far.
+    pub depth: usize,
+    /// The most it will expand (`max_new`, less where the context is full).
+    pub of: usize,
+    pub done: bool,
+}
+
+/// A search in progress, advanced one depth at a time by `step`, so a caller
+/// (the browser's worker) can report progress and stop between depths.
 /// `window` is what the cache held (its last token already run, giving
-/// `pending`); the caller restores the cache afterwards.
-pub fn search(
-    model: &mut dyn LanguageModel,
-    tok: &dyn Tokenizer,
-    window: &[u32],
-    pending: &[f64],
-    settings: &GenerationSettings,
-) -> Result<BeamReport> {
-    let width = settings.beams;
-    let eos = model.info().eos_id;
-    let context = model.info().context;
-    let base = window.len();
-    let mut live = vec![Hyp { tokens: Vec::new(), logprob: 0.0, node: None }];
-    let mut finished: Vec<Hyp> = Vec::new();
-    let mut nodes: Vec<BeamNode> = Vec::new();
-    for step in 0..settings.max_new {
-        if base + step >= context {
-            break; // no room for another position
+/// `pending`); the caller restores the cache when the search ends.
+pub struct BeamSearch {
+    settings: GenerationSettings,
+    pending: Vec<f64>,
+    base: usize,
+    depth: usize,
+    of: usize,
+    live: Vec<Hyp>,
+    finished: Vec<Hyp>,
+    nodes: Vec<BeamNode>,
+}
+
+impl BeamSearch {
+    pub fn new(model: &dyn LanguageModel, window: &[u32], pending: &[f64], settings: &GenerationSettings) -> Self {
+        let base = window.len();
+        let room = model.info().context.saturating_sub(base);
+        BeamSearch {
+            settings: settings.clone(),
+            pending: pending.to_vec(),
+            base,
+            depth: 0,
+            of: settings.max_new.min(room),
+            live: vec![Hyp { tokens: Vec::new(), logprob: 0.0, node: None }],
+            finished: Vec::new(),
+            nodes: Vec::new(),
         }
+    }
+
+    pub fn progress(&self) -> BeamProgress {
+        BeamProgress { depth: self.depth, of: self.of, done: self.depth >= self.of || self.live.is_empty() }
+    }
+
+    /// Expands every live beam by one token and keeps the best `beams`.
+    pub fn step(&mut self, model: &mut dyn LanguageModel, tok: &dyn Tokenizer) -> Result<BeamProgress> {
+        if self.progress().done {
+            return Ok(self.progress());
+        }
+        let (width, eos, step) = (self.settings.beams, model.info().eos_id, self.depth);
         let mut candidates: Vec<(f64, usize, u32, f64)> = Vec::new(); // (total, hyp, token, lp)
-        for (h, hyp) in live.iter().enumerate() {
+        for (h, hyp) in self.live.iter().enumerate() {
             let raw = if hyp.tokens.is_empty() {
-                pending.to_vec()
+                self.pending.clone()
             } else {
-                model.truncate(base);
+                model.truncate(self.base);
                 model.forward_cached(&hyp.tokens)?.iter().map(|&x| x as f64).collect()
             };
-            let lp = log_probs(&raw, settings);
+            let lp = log_probs(&raw, &self.settings);
             for i in crate::report::top_indices(&lp, width) {
                 if lp[i].is_finite() {
                     candidates.push((hyp.logprob + lp[i], h, i as u32, lp[i]));
@@ -108,9 +138,9 @@ pub fn search(
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut next = Vec::new();
         for (total, h, token, lp) in candidates.into_iter().take(width) {
-            let parent = &live[h];
-            let id = nodes.len();
-            nodes.push(BeamNode {
+            let parent = &self.live[h];
+            let id = self.nodes.len();
+            self.nodes.push(BeamNode {
                 id,
                 parent: parent.node,
                 token,
@@ -123,35 +153,53 @@ pub fn search(
             let mut tokens = parent.tokens.clone();
             tokens.push(token);
             let hyp = Hyp { tokens, logprob: total, node: Some(id) };
-            if Some(token) == eos { finished.push(hyp) } else { next.push(hyp) }
+            if Some(token) == eos { self.finished.push(hyp) } else { next.push(hyp) }
         }
-        live = next;
-        if live.is_empty() {
-            break;
-        }
+        self.live = next;
+        self.depth += 1;
+        Ok(self.progress())
     }
-    let mut all: Vec<(Hyp, bool)> =
-        finished.into_iter().map(|h| (h, true)).chain(live.into_iter().map(|h| (h, false))).collect();
-    let score = |h: &Hyp| length_normalised(h.logprob, h.tokens.len(), settings.alpha);
-    all.sort_by(|a, b| score(&b.0).total_cmp(&score(&a.0)));
-    all.truncate(width);
-    for (hyp, _) in &all {
-        let mut node = hyp.node;
-        while let Some(n) = node {
-            nodes[n].in_final_beam = true;
-            node = nodes[n].parent;
+
+    /// The best `beams` hypotheses by score/length^α, finished ones included.
+    pub fn report(self, tok: &dyn Tokenizer) -> BeamReport {
+        let BeamSearch { settings, live, finished, mut nodes, .. } = self;
+        let width = settings.beams;
+        let mut all: Vec<(Hyp, bool)> =
+            finished.into_iter().map(|h| (h, true)).chain(live.into_iter().map(|h| (h, false))).collect();
+        let score = |h: &Hyp| length_normalised(h.logprob, h.tokens.len(), settings.alpha);
+        all.sort_by(|a, b| score(&b.0).total_cmp(&score(&a.0)));
+        all.truncate(width);
+        for (hyp, _) in &all {
+            let mut node = hyp.node;
+            while let Some(n) = node {
+                nodes[n].in_final_beam = true;
+                node = nodes[n].parent;
+            }
         }
+        let beams = all
+            .into_iter()
+            .map(|(h, finished)| Beam {
+                text: tok.decode(&h.tokens),
+                score: score(&h),
+                length: h.tokens.len(),
+                logprob: h.logprob,
+                tokens: h.tokens,
+                finished,
+            })
+            .collect();
+        BeamReport { alpha: settings.alpha, beams, nodes }
     }
-    let beams = all
-        .into_iter()
-        .map(|(h, finished)| Beam {
-            text: tok.decode(&h.tokens),
-            score: score(&h),
-            length: h.tokens.len(),
-            logprob: h.logprob,
-            tokens: h.tokens,
-            finished,
-        })
-        .collect();
-    Ok(BeamReport { alpha: settings.alpha, beams, nodes })
+}
+
+/// Searches `settings.max_new` tokens deep with `settings.beams` beams, in one call.
+pub fn search(
+    model: &mut dyn LanguageModel,
+    tok: &dyn Tokenizer,
+    window: &[u32],
+    pending: &[f64],
+    settings: &GenerationSettings,
+) -> Result<BeamReport> {
+    let mut search = BeamSearch::new(model, window, pending, settings);
+    while !search.step(model, tok)?.done {}
+    Ok(search.report(tok))
 }

@@ -34,12 +34,18 @@ impl ChatTemplate {
 
     /// The prompt for one user message, ready for the assistant's answer.
     pub fn wrap(&self, user: &str) -> String {
-        let mut s = String::new();
+        let (before, after) = self.around();
+        format!("{before}{user}{after}")
+    }
+
+    /// What the template puts before and after the user's message.
+    pub fn around(&self) -> (String, String) {
+        let mut before = String::new();
         if let Some(system) = &self.default_system {
-            s.push_str(&format!("{IM_START}system\n{system}{IM_END}\n"));
+            before.push_str(&format!("{IM_START}system\n{system}{IM_END}\n"));
         }
-        s.push_str(&format!("{IM_START}user\n{user}{IM_END}\n{IM_START}assistant\n"));
-        s
+        before.push_str(&format!("{IM_START}user\n"));
+        (before, format!("{IM_END}\n{IM_START}assistant\n"))
     }
 
     pub fn name(&self) -> &'static str {

@@ -39,6 +39,9 @@ pub struct ScoredToken {
     pub text: String,
     pub display: String,
     pub special: bool,
+    /// Put there by the chat template (system message, markers): shown,
+    /// but left out of the statistics, which are about the user's text.
+    pub template: bool,
     /// p(token | the tokens before it); None for the first token.
     pub prob: Option<f64>,
     /// 1 = the model's most likely token at this position (ties: lower id first).
@@ -60,7 +63,7 @@ pub struct RankBuckets {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ScoreReport {
     pub tokens: Vec<ScoredToken>,
-    /// Tokens with a prediction (all but the first).
+    /// Tokens the statistics cover: those of the text (not the template's) with a prediction.
     pub scored: usize,
     pub mean_surprisal_bits: f64,
     /// 2^(mean surprisal in bits): the model's perplexity on this text.
@@ -88,8 +91,9 @@ fn predict(row: &[f32], next: usize) -> Prediction {
     Prediction { prob: p(next), rank, top }
 }
 
-/// Scores `ids` under `model` (its cache and counters are left alone).
-pub fn score_tokens(model: &mut dyn LanguageModel, tok: &dyn Tokenizer, ids: &[u32]) -> Result<ScoreReport> {
+/// Scores `ids` under `model` (its cache and counters are left alone); the
+/// statistics cover the tokens in `own` (the text's, not a template's).
+pub fn score_tokens(model: &mut dyn LanguageModel, tok: &dyn Tokenizer, ids: &[u32], own: std::ops::Range<usize>) -> Result<ScoreReport> {
     let info = model.info();
     let limit = MAX_SCORE_TOKENS.min(info.context);
     if ids.len() < 2 {
@@ -116,7 +120,8 @@ pub fn score_tokens(model: &mut dyn LanguageModel, tok: &dyn Tokenizer, ids: &[u
     let mut tokens = Vec::with_capacity(ids.len());
     for (i, &id) in ids.iter().enumerate() {
         let pred = i.checked_sub(1).map(|j| &predictions[j]);
-        if let Some(p) = pred {
+        let template = !own.contains(&i);
+        if let (Some(p), false) = (pred, template) {
             match p.rank {
                 1 => buckets.top1 += 1,
                 2..=10 => buckets.top10 += 1,
@@ -129,6 +134,7 @@ pub fn score_tokens(model: &mut dyn LanguageModel, tok: &dyn Tokenizer, ids: &[u
             text: tok.id_to_piece(id),
             display: tok.display(id),
             special: tok.is_special(id),
+            template,
             prob: pred.map(|p| p.prob),
             rank: pred.map(|p| p.rank),
             surprisal_bits: pred.map(|p| -p.prob.log2()),
@@ -137,9 +143,13 @@ pub fn score_tokens(model: &mut dyn LanguageModel, tok: &dyn Tokenizer, ids: &[u
                 .unwrap_or_default(),
         });
     }
-    let scored = predictions.len();
-    let mean_surprisal_bits = tokens.iter().filter_map(|t| t.surprisal_bits).sum::<f64>() / scored as f64;
-    let mut order: Vec<usize> = (1..tokens.len()).collect();
+    let counted = |t: &ScoredToken| !t.template && t.surprisal_bits.is_some();
+    let scored = tokens.iter().filter(|t| counted(t)).count();
+    if scored == 0 {
+        bail!("the text has no token with a prediction to score: type at least one more token");
+    }
+    let mean_surprisal_bits = tokens.iter().filter(|t| counted(t)).filter_map(|t| t.surprisal_bits).sum::<f64>() / scored as f64;
+    let mut order: Vec<usize> = (0..tokens.len()).filter(|&i| counted(&tokens[i])).collect();
     let s = |i: usize| tokens[i].surprisal_bits.unwrap_or(0.0);
     order.sort_by(|&a, &b| s(b).total_cmp(&s(a)).then(a.cmp(&b)));
     order.truncate(MOST_SURPRISING);

@@ -120,6 +120,9 @@ pub struct Session {
     dropped: usize,
     /// Model work done by beam searches, which the generation's counters leave out.
     beam_work: Counters,
+    /// A beam search advanced one depth per `beam_next` (the browser's
+    /// cancellable search); the cache is the search's until it ends.
+    beam_job: Option<beam::BeamSearch>,
 }
 
 impl Session {
@@ -141,6 +144,7 @@ impl Session {
             cache_check: None,
             dropped: 0,
             beam_work: Counters::default(),
+            beam_job: None,
         })
     }
 
@@ -208,6 +212,8 @@ impl Session {
                 info.context
             );
         }
+        // A search in progress is dropped: the cache is rebuilt from scratch.
+        self.beam_job = None;
         self.model.truncate(0);
         self.model.reset_counters();
         self.prompt = ids.to_vec();
@@ -231,13 +237,25 @@ impl Session {
     /// probability and rank given the ones before it, in one teacher-forced
     /// pass. The generation's cache, counters and history are left alone.
     pub fn score(&mut self, text: &str, chat: bool) -> Result<crate::score::ScoreReport> {
+        self.beam_cancel()?;
         let ids = self.encode_prompt(text, chat)?;
-        crate::score::score_tokens(self.model.as_mut(), self.tokenizer.as_ref(), &ids)
+        // In the template, only the user's own tokens count towards the
+        // statistics: the system message and markers are the template's.
+        let mut own = 0..ids.len();
+        if let (true, Some(template)) = (chat, self.tokenizer.chat_template()) {
+            let (before, after) = template.around();
+            let (pre, post) = (self.tokenizer.encode(&before)?, self.tokenizer.encode(&after)?);
+            if ids.starts_with(&pre) && ids.ends_with(&post) && pre.len() + post.len() <= ids.len() {
+                own = pre.len()..ids.len() - post.len();
+            }
+        }
+        crate::score::score_tokens(self.model.as_mut(), self.tokenizer.as_ref(), &ids, own)
     }
 
     /// Draws one token from the pending distribution and feeds it.
     pub fn step(&mut self, settings: &GenerationSettings) -> Result<StepReport> {
         self.require_started()?;
+        self.beam_cancel()?;
         let info = self.model.info();
         settings.validate(info.vocab_size)?;
         if let Some(reason) = self.stopped {
@@ -268,6 +286,7 @@ impl Session {
     /// position `prompt + n` pending again, with the RNG as it was then.
     pub fn rewind(&mut self, n: usize, settings: &GenerationSettings) -> Result<StepReport> {
         self.require_started()?;
+        self.beam_cancel()?;
         settings.validate(self.model.info().vocab_size)?;
         if n > self.generated.len() {
             bail!("cannot rewind to token {n}: only {} have been generated", self.generated.len());
@@ -283,19 +302,68 @@ impl Session {
 
     /// Beam search from the current state; the session's own state is unchanged.
     pub fn beam(&mut self, settings: &GenerationSettings) -> Result<BeamReport> {
+        self.beam_start(settings)?;
+        loop {
+            match self.beam_next() {
+                Ok(p) if p.done => return self.beam_finish(),
+                Ok(_) => {}
+                Err(e) => {
+                    self.beam_cancel()?;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Starts a beam search from the current state, to be advanced by
+    /// `beam_next` and ended by `beam_finish` or `beam_cancel`. Any other
+    /// call that uses the model (step, start, rewind, score) cancels it first.
+    pub fn beam_start(&mut self, settings: &GenerationSettings) -> Result<beam::BeamProgress> {
         self.require_started()?;
         settings.validate(self.model.info().vocab_size)?;
+        self.beam_cancel()?;
         let history = self.history();
-        let pending = self.pending.clone();
+        let job = beam::BeamSearch::new(self.model.as_ref(), &history[self.dropped..], &self.pending, settings);
+        let progress = job.progress();
+        self.beam_job = Some(job);
+        Ok(progress)
+    }
+
+    /// Expands the search by one token depth.
+    pub fn beam_next(&mut self) -> Result<beam::BeamProgress> {
+        let Some(job) = self.beam_job.as_mut() else { bail!("no beam search in progress (it ended or was cancelled)") };
         let before = self.model.counters();
-        let window = &history[self.dropped..];
-        let rep = beam::search(self.model.as_mut(), self.tokenizer.as_ref(), window, &pending, settings);
-        // Whatever the search did to the cache, put the session's state back.
+        let result = job.step(self.model.as_mut(), self.tokenizer.as_ref());
+        let after = self.model.counters();
+        self.beam_work.cached.add(after.cached.minus(before.cached));
+        self.beam_work.naive.add(after.naive.minus(before.naive));
+        result
+    }
+
+    /// Ends the search with its best beams and puts the session's state back.
+    pub fn beam_finish(&mut self) -> Result<BeamReport> {
+        let Some(job) = self.beam_job.take() else { bail!("no beam search in progress (it ended or was cancelled)") };
+        let report = job.report(self.tokenizer.as_ref());
+        self.restore_after_beam()?;
+        Ok(report)
+    }
+
+    /// Drops a search in progress, if any, and puts the session's state back.
+    pub fn beam_cancel(&mut self) -> Result<()> {
+        if self.beam_job.take().is_some() {
+            self.restore_after_beam()?;
+        }
+        Ok(())
+    }
+
+    /// Whatever the search did to the cache, the pending position is rebuilt.
+    fn restore_after_beam(&mut self) -> Result<()> {
+        let before = self.model.counters();
         self.restore_pending()?;
         let after = self.model.counters();
         self.beam_work.cached.add(after.cached.minus(before.cached));
         self.beam_work.naive.add(after.naive.minus(before.naive));
-        rep
+        Ok(())
     }
 
     fn require_started(&self) -> Result<()> {

@@ -104,6 +104,27 @@ impl Playground {
         to_js(&self.session.score(text, chat).map_err(err)?)
     }
 
+    /// A cancellable beam search: `beam_start`, then `beam_next` once per
+    /// depth (the worker yields in between, so a new request can cancel),
+    /// then `beam_finish` for the report; `beam_cancel` drops it. Each
+    /// returns `{ depth, of, done }` but `beam_finish` (a BeamReport).
+    pub fn beam_start(&mut self, settings_js: JsValue) -> Result<JsValue, JsValue> {
+        let s = settings(settings_js)?;
+        to_js(&self.session.beam_start(&s).map_err(err)?)
+    }
+
+    pub fn beam_next(&mut self) -> Result<JsValue, JsValue> {
+        to_js(&self.session.beam_next().map_err(err)?)
+    }
+
+    pub fn beam_finish(&mut self) -> Result<JsValue, JsValue> {
+        to_js(&self.session.beam_finish().map_err(err)?)
+    }
+
+    pub fn beam_cancel(&mut self) -> Result<(), JsValue> {
+        self.session.beam_cancel().map_err(err)
+    }
+
     pub fn beam(&mut self, settings_js: JsValue) -> Result<JsValue, JsValue> {
         let s = settings(settings_js)?;
         to_js(&self.session.beam(&s).map_err(err)?)

@@ -237,6 +237,46 @@ fn one_beam_is_greedy_and_beams_are_ranked_by_normalised_score() {
     assert_eq!(rep.counters.naive.kv_rows, 3 + 4);
 }
 
+#[test]
+fn a_beam_search_by_depths_equals_one_call_and_a_step_cancels_it() {
+    let c = variants()[1].1.clone();
+    let wide = GenerationSettings { beams: 3, alpha: 0.7, ..greedy(6) };
+    let mut whole = session(c.clone(), 11);
+    whole.start("abc", &wide).unwrap();
+    let expected = whole.beam(&wide).unwrap();
+
+    let mut s = session(c.clone(), 11);
+    s.start("abc", &wide).unwrap();
+    let first = s.beam_start(&wide).unwrap();
+    assert_eq!((first.depth, first.of, first.done), (0, 6, false));
+    let mut depths = Vec::new();
+    loop {
+        let p = s.beam_next().unwrap();
+        depths.push(p.depth);
+        if p.done {
+            break;
+        }
+    }
+    assert_eq!(depths, (1..=depths.len()).collect::<Vec<_>>());
+    assert_eq!(s.beam_finish().unwrap(), expected);
+    assert!(s.beam_next().is_err(), "the search has ended");
+
+    // A step in the middle of a search cancels it and draws exactly what it
+    // would have drawn with no search at all.
+    let mut plain = session(c.clone(), 11);
+    plain.start("abc", &wide).unwrap();
+    let want = plain.step(&wide).unwrap();
+    let mut t = session(c, 11);
+    t.start("abc", &wide).unwrap();
+    t.beam_start(&wide).unwrap();
+    t.beam_next().unwrap();
+    t.beam_next().unwrap();
+    let got = t.step(&wide).unwrap();
+    assert_eq!(got.chosen, want.chosen);
+    assert_eq!(got.distribution, want.distribution);
+    assert!(t.beam_next().is_err(), "the step cancelled the search");
+}
+
 #[cfg(feature = "ndarray")]
 #[test]
 fn flex_and_ndarray_give_the_same_logits() {

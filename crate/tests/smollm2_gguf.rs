@@ -175,7 +175,7 @@ fn metadata_maps_to_smollm2s_config() {
     // The file stores the epsilon as an f32.
     let expected = nexttoken::config::ModelConfig { norm_eps: 1e-5f32 as f64, ..nexttoken::config::ModelConfig::smollm2_135m() };
     assert_eq!(config, expected);
-    assert_eq!(gguf::llama::describe_types(&file), "Q4_1 (210 tensors), F32 (61 tensors), Q8_0 (1 tensors)");
+    assert_eq!(gguf::llama::describe_types(&file), "Q4_1 (210 tensors), F32 (61 tensors), Q8_0 (1 tensor)");
 }
 
 #[test]
@@ -294,6 +294,12 @@ fn scoring_a_text_ranks_its_tokens() {
     let paris = r.tokens.iter().find(|t| t.text == " Paris").expect("a ' Paris' token");
     assert_eq!(paris.rank, Some(1), "SmolLM2's top choice after 'The capital of France is'");
     assert!(r.perplexity > 1.0 && r.perplexity.is_finite());
+    // Inside the chat template only the message's own tokens are counted.
+    let c = s.score("The capital of France is Paris.", true).unwrap();
+    let own: Vec<&str> = c.tokens.iter().filter(|t| !t.template).map(|t| t.text.as_str()).collect();
+    assert_eq!(own.concat(), "The capital of France is Paris.");
+    assert_eq!(c.scored, own.len());
+    assert!(c.most_surprising.iter().all(|&i| !c.tokens[i].template));
 }
 
 /// The copies llama.cpp requantised from the same file (Q4_K_M, Q6_K, Q4_0,

@@ -114,6 +114,21 @@ test("SmolLM2 loads in the page and every panel draws from it", { timeout: 60000
   await settle(page);
   assert.equal(Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len")), len0 + 2);
 
+  // A search in progress reports its depth, and the next Step cancels it:
+  // the step's token comes without waiting for the search to end.
+  await page.click("#p-beam [data-action=beam-search]");
+  await page.waitForFunction(() => /Searching… depth \d+ of \d+/.test(document.querySelector("#p-beam [data-slot=note]")?.textContent ?? ""));
+  const c0 = Date.now();
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 3);
+  await page.waitForFunction(() => !/Searching/.test(document.querySelector("#p-beam [data-slot=note]")?.textContent ?? ""));
+  t.diagnostic(`step during a beam search -> token shown, search cancelled: ${Date.now() - c0} ms`);
+  await settle(page);
+  assert.equal(Number(await page.getAttribute("#p-kv [data-slot=facts]", "data-len")), len0 + 3);
+  await page.click("#btn-back");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);
+  await settle(page);
+
   // A run never blocks the page: while it runs, a slider move is painted at
   // once on this thread, and Stop settles.
   await page.fill("#ctl-max_new", "200");

@@ -8,11 +8,20 @@ import { OKABE_ITO } from "./format.js";
  * @typedef {Object} BeamView
  * @property {any|null} beam  the engine's BeamReport
  * @property {boolean} busy
+ * @property {{ depth: number, of: number }|null} [progress] how far the search in progress has gone
  * @property {number|null} [estimateMs] set on a slow model: the search waits for the
  *   Search button (a button[data-action=beam-search]), and this is how long it may take
  */
 
 const COL = 92, ROW = 20, PAD = 6;
+
+/**
+ * "depth 3 of 8 " while a search reports its progress, else "".
+ * @param {{ depth: number, of: number }|null|undefined} p
+ */
+function searchProgress(p) {
+  return p ? `depth ${p.depth} of ${p.of} ` : "";
+}
 
 /**
  * Paint the beam panel.
@@ -28,10 +37,10 @@ export function renderBeam(root, view) {
   button.hidden = !(view.estimateMs && !view.busy && !b);
   if (!b) {
     let text = "Beam search runs from the current text after each step.";
-    if (view.busy) text = "Searching… (the engine does nothing else until the search ends)";
+    if (view.busy) text = `Searching… ${searchProgress(view.progress)}(Step, Run or any change cancels the search)`;
     else if (view.estimateMs) {
       text = `On this model a search takes about ${(view.estimateMs / 1000).toFixed(view.estimateMs < 10000 ? 1 : 0)} s (beams × beam length model calls), ` +
-        "and the engine does nothing else meanwhile, so it waits for you: press Search.";
+        "so it waits for you: press Search (Step, Run or any change cancels it).";
     }
     setText(note, text);
     wrap.replaceChildren();
@@ -44,7 +53,7 @@ export function renderBeam(root, view) {
     syncChildren(list, 0, () => makeEl("li"));
     return;
   }
-  setText(note, `${b.beams.length} beams, score = log p / length^α with α = ${b.alpha}${view.busy ? " · searching…" : ""}`);
+  setText(note, `${b.beams.length} beams, score = log p / length^α with α = ${b.alpha}${view.busy ? ` · searching… ${searchProgress(view.progress)}` : ""}`);
   wrap.replaceChildren(drawTree(b));
   const items = syncChildren(list, b.beams.length, () => makeEl("li"));
   b.beams.forEach((beam, i) => {

@@ -167,7 +167,7 @@ pub fn check_tensors(f: &GgufFile, c: &ModelConfig) -> Result<()> {
     Ok(())
 }
 
-/// Which storage types the weights use, e.g. "Q4_1 (210 tensors), Q8_0 (1), F32 (61)".
+/// Which storage types the weights use, e.g. "Q4_1 (210 tensors), F32 (61 tensors), Q8_0 (1 tensor)".
 pub fn describe_types(f: &GgufFile) -> String {
     let mut counts: Vec<(GgmlType, usize)> = Vec::new();
     for t in &f.tensors {
@@ -177,7 +177,7 @@ pub fn describe_types(f: &GgufFile) -> String {
         }
     }
     counts.sort_by(|a, b| b.1.cmp(&a.1));
-    counts.iter().map(|(ty, n)| format!("{} ({n} tensors)", ty.name())).collect::<Vec<_>>().join(", ")
+    counts.iter().map(|(ty, n)| format!("{} ({n} tensor{})", ty.name(), if *n == 1 { "" } else { "s" })).collect::<Vec<_>>().join(", ")
 }
 
 fn values(f: &GgufFile, t: &TensorInfo) -> Result<Vec<f32>> {

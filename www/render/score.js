@@ -41,7 +41,7 @@ export function bucketOf(rank) {
  * @returns {string}
  */
 export function describeToken(t, i) {
-  const name = `token ${i + 1} ${t.special ? "(special) " : ""}${t.display}`;
+  const name = `token ${i + 1} ${t.special ? "(special) " : ""}${t.template ? "(the chat template's, not counted) " : ""}${t.display}`;
   if (t.rank === null || t.rank === undefined) return `${name}: the first token, nothing predicts it`;
   const top = t.top.map((x) => `“${x.display}” ${formatProb(x.prob)}`).join(", ");
   return `${name}: rank ${t.rank}, p = ${formatProb(t.prob)}, ${t.surprisal_bits.toFixed(2)} bits; the model expected ${top}`;
@@ -87,7 +87,7 @@ export function renderScore(root, view) {
       const b = bucketOf(t.rank);
       const label = describeToken(t, i);
       return makeEl("span", {
-        class: `stok ${b ? b.cls : "sb-none"}${t.special ? " special" : ""}`, tabindex: "0", "data-i": i,
+        class: `stok ${b && !t.template ? b.cls : "sb-none"}${t.special ? " special" : ""}${t.template ? " template" : ""}`, tabindex: "0", "data-i": i,
         "data-rank": t.rank ?? "", title: label, "aria-label": label,
       }, t.text);
     }));

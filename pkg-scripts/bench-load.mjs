@@ -8,8 +8,7 @@
 // The page is opened with ?bench=1, so it loads bench.js, which keeps the
 // load milestones (window.__ntpLoad); the student's page has none of it.
 // Usage (after pkg-scripts/build):  node pkg-scripts/bench-load.mjs [runs] [--warm] [--model=NAME]
-import { readFile, readdir } from "node:fs/promises";
-import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
+import { startServer, launchBrowser, openPage, waitForReady, rendererMemory } from "../tests/e2e/harness.mjs";
 
 const runs = Number(process.argv.find((a) => /^\d+$/.test(a)) || 5);
 const warm = process.argv.includes("--warm");
@@ -106,24 +105,4 @@ row("first distribution in the DOM", (s) => s.first_render);
 if (memory.some((m) => m)) {
   const fmt = (xs) => xs.map((x) => x.toFixed(0)).join(", ");
   console.log(`tab (largest renderer process) when ready: VmRSS ${fmt(memory.map((m) => m?.rss ?? NaN))} MB; peak VmHWM ${fmt(memory.map((m) => m?.hwm ?? NaN))} MB`);
-}
-
-/**
- * The largest Chromium renderer process (the page's tab, with its workers)
- * of the browsers this script started: resident and peak resident size, MB.
- * Linux only (reads /proc); null elsewhere.
- * @returns {Promise<{ rss: number, hwm: number }|null>}
- */
-async function rendererMemory() {
-  let best = null;
-  const pids = await readdir("/proc").catch(() => []);
-  for (const pid of pids.filter((p) => /^\d+$/.test(p))) {
-    const cmd = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-    if (!cmd.includes("--type=renderer") || !cmd.includes("playwright")) continue;
-    const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
-    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
-    const m = { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
-    if (!best || m.rss > best.rss) best = m;
-  }
-  return best;
 }

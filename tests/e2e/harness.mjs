@@ -184,3 +184,24 @@ export function needSmollm2(t) {
   t.skip(advice);
   return false;
 }
+
+/**
+ * The largest Chromium renderer process (the page's tab, with its workers)
+ * of the browsers these scripts started: resident and peak resident size, MB.
+ * Linux only (reads /proc); null elsewhere. Used by the benchmarks.
+ * @returns {Promise<{ rss: number, hwm: number }|null>}
+ */
+export async function rendererMemory() {
+  const { readFile, readdir } = await import("node:fs/promises");
+  let best = null;
+  const pids = await readdir("/proc").catch(() => []);
+  for (const pid of pids.filter((p) => /^\d+$/.test(p))) {
+    const cmd = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+    if (!cmd.includes("--type=renderer") || !cmd.includes("playwright")) continue;
+    const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+    const m = { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+    if (!best || m.rss > best.rss) best = m;
+  }
+  return best;
+}

@@ -51,11 +51,7 @@ export async function loadModel() {
     if (filesFailed) why = err instanceof Error ? err.message : String(err);
     else sayEngineError(err);
   } finally {
-    hideProgress();
-    view.loading = false;
-    setBusy(false);
-    engineHooks.loadSettled();
-    scheduleRender();
+    loadSettled();
   }
   if (filesFailed) {
     // The catalogue's default, unless that is what failed: then the course's ten logits.
@@ -142,11 +138,7 @@ export async function loadFile(buffer, name) {
       view.ready = wasReady && !(err instanceof EngineError && err.fatal);
     } else sayEngineError(err);
   } finally {
-    hideProgress();
-    view.loading = false;
-    setBusy(false);
-    engineHooks.loadSettled();
-    scheduleRender();
+    loadSettled();
   }
 }
 
@@ -196,4 +188,13 @@ function recoverFromCrash(message, crashed) {
 /** @param {boolean} busy */
 function setBusy(busy) {
   document.body.classList.toggle("busy", busy);
+}
+
+/** A load (of a catalogue model or a file) has ended, either way. */
+function loadSettled() {
+  hideProgress();
+  view.loading = false;
+  setBusy(false);
+  engineHooks.loadSettled();
+  scheduleRender();
 }

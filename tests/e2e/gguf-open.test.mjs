@@ -8,7 +8,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { open } from "node:fs/promises";
-import { SMOLLM2_FILE as SMOLLM2, needSmollm2, startSuite, stopSuite, openPage, waitForReady, screenshot } from "./harness.mjs";
+import { SMOLLM2_FILE as SMOLLM2, needSmollm2, startSuite, stopSuite, openPage, waitForReady, screenshot, recordWorkerMessages } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -24,14 +24,7 @@ after(() => stopSuite({ server, browser }));
  */
 async function openRecording() {
   const { page, errors } = await openPage(browser, "about:blank");
-  await page.addInitScript(() => {
-    window.__sent = [];
-    const post = Worker.prototype.postMessage;
-    Worker.prototype.postMessage = function (msg, ...rest) {
-      if (msg && typeof msg.type === "string") window.__sent.push(msg.type);
-      return post.call(this, msg, ...rest);
-    };
-  });
+  await recordWorkerMessages(page);
   /** @type {string[]} */
   const requests = [];
   page.on("request", (req) => requests.push(`${req.method()} ${new URL(req.url()).pathname}`));

@@ -205,3 +205,19 @@ export async function rendererMemory() {
   }
   return best;
 }
+
+/**
+ * From the next navigation on, the type of every message the page posts to
+ * its engine worker is pushed onto `window.__sent`.
+ * @param {import("playwright-core").Page} page
+ */
+export async function recordWorkerMessages(page) {
+  await page.addInitScript(() => {
+    window.__sent = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (msg, ...rest) {
+      if (msg && typeof msg.type === "string") window.__sent.push(msg.type);
+      return post.call(this, msg, ...rest);
+    };
+  });
+}

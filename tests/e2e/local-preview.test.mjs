@@ -8,7 +8,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startSuite, stopSuite, openPage, waitForReady } from "./harness.mjs";
+import { startSuite, stopSuite, openPage, waitForReady, recordWorkerMessages } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -132,15 +132,7 @@ test("a bad value typed in the number box is still refused and the numbers stay"
 
 test("a slider move during a run is previewed here once and reaches the run as run_settings, not as a second preview", async () => {
   const { page, errors } = await openPage(browser, "about:blank");
-  // Record the type of every message the page posts to its engine worker.
-  await page.addInitScript(() => {
-    window.__sent = [];
-    const post = Worker.prototype.postMessage;
-    Worker.prototype.postMessage = function (msg, ...rest) {
-      if (msg && typeof msg.type === "string") window.__sent.push(msg.type);
-      return post.call(this, msg, ...rest);
-    };
-  });
+  await recordWorkerMessages(page);
   await page.goto(new URL("index.html?model=logits10&max_new=4000&nostop=1&seed=5", server.url).href);
   await waitForReady(page);
   await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });

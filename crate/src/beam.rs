@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::lm::LanguageModel;
 use crate::rules;
-use crate::session::GenerationSettings;
+use crate::settings::GenerationSettings;
 use crate::tokenizer::Tokenizer;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -23,6 +23,7 @@ pub mod rng;
 pub mod rules;
 pub mod score;
 pub mod session;
+pub mod settings;
 pub mod tokenizer;
 pub mod train;
 pub mod weights;

@@ -87,6 +87,16 @@ pub enum StopReason {
     ContextFull,
 }
 
+/// A stop reason in words, for messages and the CLI.
+pub fn stop_name(reason: StopReason) -> &'static str {
+    match reason {
+        StopReason::Eos => "end-of-sequence token",
+        StopReason::MaxNew => "max new tokens reached",
+        StopReason::StopString => "stop string",
+        StopReason::ContextFull => "context full",
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PromptToken {
     pub id: u32,

@@ -270,7 +270,7 @@ mod tests {
         assert_eq!(transposed(&[1., 2., 3., 4., 5., 6.], 2, 3), vec![1., 4., 2., 5., 3., 6.]);
     }
 
-    use crate::gguf::reader::tests::Writer;
+    use crate::gguf::test_file::Writer;
 
     /// A two-layer llama with d = 32 (one Q8_0 block per row), 2 heads of 16, 1 KV head.
     fn tiny(w: &mut Writer) -> &mut Writer {

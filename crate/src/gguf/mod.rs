@@ -13,6 +13,8 @@ pub mod llama;
 pub mod metadata;
 pub mod quant;
 pub mod reader;
+#[cfg(test)]
+pub(crate) mod test_file;
 pub mod vocab;
 
 pub use reader::{GgufFile, TensorInfo};

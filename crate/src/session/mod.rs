@@ -9,87 +9,21 @@
 //! rewind(n):      keep n generated tokens: truncate the cache, re-run the last token, restore the RNG
 //! ```
 
-use serde::{Deserialize, Serialize};
-
 use crate::bail;
-use crate::beam::{self, BeamReport};
+use crate::beam;
 use crate::counters::{Counters, PathCost};
 use crate::error::Result;
 use crate::lm::{LanguageModel, ModelInfo};
 use crate::report::{self, CacheCheck, ChosenToken, Distribution, KvView, PositionSummary, PromptToken, StepReport, StopReason};
 use crate::rng::Rng;
-use crate::rules::{self, RuleSettings};
+use crate::rules;
 use crate::tokenizer::Tokenizer;
 
-/// What to do when the next token does not fit in the context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ContextPolicy {
-    /// Stop with `context_full` (or refuse a prompt that does not fit).
-    #[default]
-    Error,
-    /// Drop the oldest tokens, keeping the newest three quarters of the
-    /// context, and re-prefill them (positions restart at 0).
-    Sliding,
-}
+mod beam_job;
 
-/// Every setting of a generation, one struct with defaults for every field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct GenerationSettings {
-    #[serde(flatten)]
-    pub rules: RuleSettings,
-    pub seed: u64,
-    pub max_new: usize,
-    pub stop: Vec<String>,
-    pub use_cache: bool,
-    pub context_policy: ContextPolicy,
-    pub beams: usize,
-    pub alpha: f64,
-    pub top_n: usize,
-    /// Wrap the prompt in the model's chat template (a user turn, then the
-    /// assistant's) so that generation is the model's answer.
-    pub chat: bool,
-}
-
-impl Default for GenerationSettings {
-    fn default() -> Self {
-        GenerationSettings {
-            rules: RuleSettings::default(),
-            seed: 42,
-            max_new: 64,
-            stop: Vec::new(),
-            use_cache: true,
-            context_policy: ContextPolicy::Error,
-            beams: 3,
-            alpha: 0.8,
-            top_n: 10,
-            chat: false,
-        }
-    }
-}
-
-impl GenerationSettings {
-    pub fn validate(&self, vocab_size: usize) -> Result<()> {
-        self.rules.validate(vocab_size)?;
-        if self.max_new == 0 || self.max_new > 4096 {
-            bail!("max_new must be between 1 and 4096, got {}", self.max_new);
-        }
-        if !(1..=16).contains(&self.beams) {
-            bail!("beams must be between 1 and 16, got {}", self.beams);
-        }
-        if !(self.alpha.is_finite() && (0.0..=2.0).contains(&self.alpha)) {
-            bail!("alpha must be between 0 and 2, got {}", self.alpha);
-        }
-        if !(1..=100).contains(&self.top_n) {
-            bail!("top_n must be between 1 and 100, got {}", self.top_n);
-        }
-        if let Some(s) = self.stop.iter().find(|s| s.is_empty()) {
-            bail!("stop strings must not be empty (got {s:?})");
-        }
-        Ok(())
-    }
-}
+// The settings used to live here; `session::GenerationSettings` still names them.
+pub use crate::settings::{ContextPolicy, GenerationSettings};
+pub use crate::report::stop_name;
 
 /// A generated token and what it took to choose it.
 #[derive(Debug, Clone, PartialEq)]
@@ -301,71 +235,6 @@ impl Session {
     }
 
     /// Beam search from the current state; the session's own state is unchanged.
-    pub fn beam(&mut self, settings: &GenerationSettings) -> Result<BeamReport> {
-        self.beam_start(settings)?;
-        loop {
-            match self.beam_next() {
-                Ok(p) if p.done => return self.beam_finish(),
-                Ok(_) => {}
-                Err(e) => {
-                    self.beam_cancel()?;
-                    return Err(e);
-                }
-            }
-        }
-    }
-
-    /// Starts a beam search from the current state, to be advanced by
-    /// `beam_next` and ended by `beam_finish` or `beam_cancel`. Any other
-    /// call that uses the model (step, start, rewind, score) cancels it first.
-    pub fn beam_start(&mut self, settings: &GenerationSettings) -> Result<beam::BeamProgress> {
-        self.require_started()?;
-        settings.validate(self.model.info().vocab_size)?;
-        self.beam_cancel()?;
-        let history = self.history();
-        let job = beam::BeamSearch::new(self.model.as_ref(), &history[self.dropped..], &self.pending, settings);
-        let progress = job.progress();
-        self.beam_job = Some(job);
-        Ok(progress)
-    }
-
-    /// Expands the search by one token depth.
-    pub fn beam_next(&mut self) -> Result<beam::BeamProgress> {
-        let Some(job) = self.beam_job.as_mut() else { bail!("no beam search in progress (it ended or was cancelled)") };
-        let before = self.model.counters();
-        let result = job.step(self.model.as_mut(), self.tokenizer.as_ref());
-        let after = self.model.counters();
-        self.beam_work.cached.add(after.cached.minus(before.cached));
-        self.beam_work.naive.add(after.naive.minus(before.naive));
-        result
-    }
-
-    /// Ends the search with its best beams and puts the session's state back.
-    pub fn beam_finish(&mut self) -> Result<BeamReport> {
-        let Some(job) = self.beam_job.take() else { bail!("no beam search in progress (it ended or was cancelled)") };
-        let report = job.report(self.tokenizer.as_ref());
-        self.restore_after_beam()?;
-        Ok(report)
-    }
-
-    /// Drops a search in progress, if any, and puts the session's state back.
-    pub fn beam_cancel(&mut self) -> Result<()> {
-        if self.beam_job.take().is_some() {
-            self.restore_after_beam()?;
-        }
-        Ok(())
-    }
-
-    /// Whatever the search did to the cache, the pending position is rebuilt.
-    fn restore_after_beam(&mut self) -> Result<()> {
-        let before = self.model.counters();
-        self.restore_pending()?;
-        let after = self.model.counters();
-        self.beam_work.cached.add(after.cached.minus(before.cached));
-        self.beam_work.naive.add(after.naive.minus(before.naive));
-        Ok(())
-    }
-
     fn require_started(&self) -> Result<()> {
         if self.pending.is_empty() {
             bail!("no prompt yet: start a generation first");
@@ -521,13 +390,4 @@ impl Session {
 /// Positions kept when the sliding window drops the oldest tokens.
 fn sliding_keep(context: usize) -> usize {
     (context * 3 / 4).max(1)
-}
-
-pub fn stop_name(reason: StopReason) -> &'static str {
-    match reason {
-        StopReason::Eos => "end-of-sequence token",
-        StopReason::MaxNew => "max new tokens reached",
-        StopReason::StopString => "stop string",
-        StopReason::ContextFull => "context full",
-    }
 }

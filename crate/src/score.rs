@@ -14,8 +14,8 @@ use serde::Serialize;
 use crate::bail;
 use crate::error::Result;
 use crate::lm::LanguageModel;
-use crate::report::top_indices;
-use crate::rules::exp;
+use crate::report::{raw_rank, top_indices};
+use crate::rules::softmax;
 use crate::tokenizer::Tokenizer;
 
 /// The longest text scored in one pass: attention over T tokens costs T²
@@ -82,13 +82,9 @@ struct Prediction {
 
 fn predict(row: &[f32], next: usize) -> Prediction {
     let z: Vec<f64> = row.iter().map(|&v| v as f64).collect();
-    let max = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let total: f64 = z.iter().map(|&v| exp(v - max)).sum();
-    let p = |i: usize| exp(z[i] - max) / total;
-    let target = z[next];
-    let rank = 1 + z.iter().enumerate().filter(|&(j, &v)| v > target || (v == target && j < next)).count();
-    let top = top_indices(&z, ALTERNATIVES).into_iter().map(|i| (i, p(i))).collect();
-    Prediction { prob: p(next), rank, top }
+    let p = softmax(&z);
+    let top = top_indices(&z, ALTERNATIVES).into_iter().map(|i| (i, p[i])).collect();
+    Prediction { prob: p[next], rank: raw_rank(&z, next), top }
 }
 
 /// Scores `ids` under `model` (its cache and counters are left alone); the

@@ -110,7 +110,11 @@ pub fn tokenizer_json(f: &GgufFile) -> Result<Vec<u8>> {
 /// The file's tokenizer, its end-of-sequence token and (for ChatML
 /// templates) its chat template.
 pub fn tokenizer(f: &GgufFile) -> Result<BpeTokenizer> {
-    let mut tok = BpeTokenizer::from_json(&tokenizer_json(f)?)?;
+    // "gpt2" vocabularies are byte-level (tokenizer_json refuses the others),
+    // so the JSON is parsed once, by the tokenizers crate.
+    let inner = tokenizers::Tokenizer::from_bytes(tokenizer_json(f)?)
+        .map_err(|e| Error::new(format!("the GGUF tokenizer cannot be built: {e}")))?;
+    let mut tok = BpeTokenizer::from_tokenizer(inner, true);
     if let Some(v) = f.get("tokenizer.ggml.eos_token_id") {
         let id = v.as_u64().and_then(|i| u32::try_from(i).ok());
         let Some(id) = id else { bail!("tokenizer.ggml.eos_token_id must be a token id, got {v:?}") };

@@ -29,8 +29,12 @@ impl BpeTokenizer {
     pub fn from_json(json: &[u8]) -> Result<Self> {
         let inner = tokenizers::Tokenizer::from_bytes(json)
             .map_err(|e| Error::new(format!("cannot read tokenizer.json: {e}")))?;
-        let byte_level = is_byte_level(json)?;
+        Ok(Self::from_tokenizer(inner, is_byte_level(json)?))
+    }
 
+    /// A tokenizer already built, whose vocabulary spells bytes with the
+    /// GPT-2 alphabet when `byte_level` (a GGUF's, which says so itself).
+    pub fn from_tokenizer(inner: tokenizers::Tokenizer, byte_level: bool) -> Self {
         let vocab = inner.get_vocab(true);
         let size = vocab.values().map(|&id| id as usize + 1).max().unwrap_or(0);
         let mut bytes = vec![Vec::new(); size];
@@ -48,7 +52,7 @@ impl BpeTokenizer {
             }
         }
         let eos = EOS_NAMES.iter().find_map(|name| inner.token_to_id(name));
-        Ok(Self { inner, bytes, special, eos, chat: None })
+        Self { inner, bytes, special, eos, chat: None }
     }
 
     /// Overrides the end-of-sequence token (e.g. from a model file's metadata).

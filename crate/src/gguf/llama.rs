@@ -51,6 +51,21 @@ pub fn config_from_metadata(f: &GgufFile) -> Result<ModelConfig> {
         bail!("embedding_length {d_model} is not a multiple of head_count {n_heads}");
     }
     let head_dim = if f.get(&key("attention.key_length")).is_some() { usize_key("attention.key_length")? } else { d_model / n_heads };
+    // Widths past 2^20 are no model this page can run, and keeping every
+    // product of two of them below 2^24 keeps shape arithmetic exact on wasm32.
+    for (name, v) in [("embedding_length", d_model), ("attention.head_count", n_heads), ("attention.head_count_kv", n_kv_heads), ("attention.key_length", head_dim)] {
+        if v > 1 << 20 {
+            bail!("llama.{name} {v} is too large");
+        }
+    }
+    for (what, a, b) in [("query", n_heads, head_dim), ("key/value", n_kv_heads, head_dim)] {
+        if a.checked_mul(b).is_none_or(|w| w > 1 << 24) {
+            bail!("the {what} width {a} × {b} is too large");
+        }
+    }
+    if usize_key("feed_forward_length")? > 1 << 24 {
+        bail!("llama.feed_forward_length is too large");
+    }
     if let Some(v) = f.get(&key("attention.value_length")) {
         if v.as_u64() != Some(head_dim as u64) {
             bail!("attention.value_length {v:?} differs from the key length {head_dim}: not supported");
@@ -73,21 +88,6 @@ pub fn config_from_metadata(f: &GgufFile) -> Result<ModelConfig> {
     let embd = f.tensor("token_embd.weight").ok_or_else(|| Error::new("the GGUF file has no token_embd.weight tensor"))?;
     if embd.dims.len() != 2 || embd.dims[0] != d_model as u64 {
         bail!("token_embd.weight has shape {:?}; a llama model with embedding_length {d_model} needs [{d_model}, vocab]", embd.dims);
-    }
-    // Widths past 2^20 are no model this page can run, and keeping every
-    // product of two of them below 2^24 keeps shape arithmetic exact on wasm32.
-    for (name, v) in [("embedding_length", d_model), ("attention.head_count", n_heads), ("attention.head_count_kv", n_kv_heads), ("attention.key_length", head_dim)] {
-        if v > 1 << 20 {
-            bail!("llama.{name} {v} is too large");
-        }
-    }
-    for (what, a, b) in [("query", n_heads, head_dim), ("key/value", n_kv_heads, head_dim)] {
-        if a.checked_mul(b).is_none_or(|w| w > 1 << 24) {
-            bail!("the {what} width {a} × {b} is too large");
-        }
-    }
-    if usize_key("feed_forward_length")? > 1 << 24 {
-        bail!("llama.feed_forward_length is too large");
     }
     let n_layers = usize_key("block_count")?;
     // Each block has nine tensors: a count the file cannot back is refused
@@ -380,6 +380,24 @@ mod tests {
         w.f32_tensor("token_embd.weight", &[32, 8], &[0.0; 256]);
         let m = load_message(&w.finish());
         assert!(m.contains("block_count 1099511627776"), "{m}");
+
+        // Widths that no tensor could back, refused before any shape arithmetic.
+        let mut w = Writer::new();
+        w.kv_str("general.architecture", "llama")
+            .kv_u32("llama.block_count", 1)
+            .kv_u32("llama.embedding_length", 32)
+            .kv_u32("llama.feed_forward_length", 64)
+            .kv_u32("llama.attention.head_count", 2)
+            .kv_raw("llama.attention.key_length", 10, &(1u64 << 40).to_le_bytes());
+        assert!(load_message(&w.finish()).contains("key_length 1099511627776 is too large"));
+        let mut w = Writer::new();
+        w.kv_str("general.architecture", "llama")
+            .kv_u32("llama.block_count", 1)
+            .kv_u32("llama.embedding_length", 1 << 20)
+            .kv_u32("llama.feed_forward_length", 64)
+            .kv_u32("llama.attention.head_count", 1 << 20)
+            .kv_u32("llama.attention.key_length", 1 << 20);
+        assert!(load_message(&w.finish()).contains("query width 1048576 × 1048576 is too large"));
     }
 
     #[test]

@@ -355,5 +355,14 @@ mod tests {
         let mut w = Writer::new();
         w.f32_tensor("t", &[1], &[1.0]).f32_tensor("t", &[1], &[1.0]);
         assert!(message(&w.finish()).contains("appears twice"));
+        let mut w = Writer::new();
+        w.kv_u32("general.alignment", 24);
+        assert!(message(&w.finish()).contains("general.alignment must be a power of two"));
+        let mut w = Writer::new();
+        w.kv_raw("k", 8, &[2, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xfe]);
+        assert!(message(&w.finish()).contains("is not valid UTF-8"));
+        let mut w = Writer::new();
+        w.kv_raw("k", 7, &[2]);
+        assert!(message(&w.finish()).contains("a bool must be 0 or 1"));
     }
 }

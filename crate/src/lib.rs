@@ -18,6 +18,7 @@ pub mod lm;
 pub mod loader;
 pub mod model;
 pub mod models;
+pub mod quant;
 pub mod report;
 pub mod rng;
 pub mod rules;

@@ -59,12 +59,13 @@ impl Playground {
     }
 
     /// A llama-architecture GGUF file (SmolLM2, or one the user opened). The
-    /// bytes are copied into the module's memory and freed once the weights
-    /// are built; a file this build cannot run gives an Error naming why.
+    /// bytes are copied once into the module's memory, and the model keeps
+    /// its quantised matrices in that copy; a file this build cannot run
+    /// gives an Error naming why.
     pub fn from_gguf(bytes: Vec<u8>, name: &str, backend: Option<String>) -> Result<Playground, JsValue> {
         let backend = BackendKind::parse(backend.as_deref().unwrap_or("flex")).map_err(err)?;
-        let session = crate::gguf::session_from_gguf(&bytes, name, backend).map_err(err)?;
-        drop(bytes);
+        // The session takes the bytes over: the model's matrices stay in them.
+        let session = crate::gguf::session_from_gguf(bytes, name, backend).map_err(err)?;
         Ok(Playground { session, builtin: None })
     }
 

@@ -15,7 +15,7 @@ pub fn open_session(model: &str, backend: &str) -> Result<Session> {
             let path = std::path::Path::new(model);
             let bytes = std::fs::read(path).map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?;
             let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("gguf");
-            gguf::session_from_gguf(&bytes, name, backend)
+            gguf::session_from_gguf(bytes, name, backend)
         }
         None => loader::session_from_path(std::path::Path::new(model), backend),
     }

@@ -1,32 +1,12 @@
-//! A `llama` GGUF file as our decoder: its metadata as a `ModelConfig`, its
-//! tensors (dequantised to f32) in the burn modules.
-//!
-//! ```text
-//! token_embd.weight   [d, vocab]  → tok_emb            (rows of d: as stored)
-//! output.weight       [d, vocab]  → lm_head            (absent: tied to token_embd)
-//! output_norm.weight  [d]         → final_norm
-//! blk.i.attn_norm / ffn_norm [d]  → blocks[i].attn_norm / mlp_norm
-//! blk.i.attn_q|k|v|output         → blocks[i].attn.wq|wk|wv|wo
-//! blk.i.ffn_gate|up|down          → blocks[i].mlp.gate|up|down
-//! ```
-//! GGUF lists a matrix's dimensions innermost first: `[in, out]` is `out`
-//! rows of `in` numbers, i.e. ggml's `W` with `y = W x`. burn's `Linear`
-//! keeps `[in, out]` with `y = x W`, so projections are transposed once at
-//! load. llama.cpp's converter permuted the Q and K rows of the Hugging Face
-//! checkpoint so that rotary positions act on adjacent pairs: the config
-//! says `RopeStyle::Interleaved`, and the weights are used as stored.
+//! A `llama` GGUF file's metadata as a `ModelConfig`, and the tensors the
+//! config needs, checked by name, shape and type before anything is
+//! allocated (`load` then builds the model from them).
 
-use burn::module::Param;
-use burn::nn::Linear;
-use burn::tensor::{Device, Tensor, TensorData};
-
-use super::quant::{dequantize, GgmlType};
-use super::reader::{GgufFile, TensorInfo};
+use super::quant::GgmlType;
+use super::reader::GgufFile;
 use crate::bail;
 use crate::config::{MlpKind, ModelConfig, NormKind, Positions, RopeStyle};
 use crate::error::{Error, Result};
-use crate::model::norm::Norm;
-use crate::model::Transformer;
 
 /// The longest context this build allocates a KV cache for. SmolLM2 was
 /// trained to 8,192 positions, but its f32 cache would take 377 MB there;
@@ -180,95 +160,9 @@ pub fn describe_types(f: &GgufFile) -> String {
     counts.iter().map(|(ty, n)| format!("{} ({n} tensor{})", ty.name(), if *n == 1 { "" } else { "s" })).collect::<Vec<_>>().join(", ")
 }
 
-fn values(f: &GgufFile, t: &TensorInfo) -> Result<Vec<f32>> {
-    dequantize(t.ggml_type, f.tensor_bytes(t), t.n_elements() as usize)
-        .map_err(|e| Error::new(format!("tensor '{}': {e}", t.name)))
-}
-
-/// A `[rows, cols]` row-major matrix, transposed to `[cols, rows]`.
-fn transposed(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut out = vec![0f32; v.len()];
-    for r in 0..rows {
-        for (c, &x) in v[r * cols..(r + 1) * cols].iter().enumerate() {
-            out[c * rows + r] = x;
-        }
-    }
-    out
-}
-
-struct Loader<'f, 'a> {
-    file: &'f GgufFile<'a>,
-    device: Device,
-}
-
-impl Loader<'_, '_> {
-    fn info(&self, name: &str) -> &TensorInfo {
-        self.file.tensor(name).expect("check_tensors found every tensor")
-    }
-
-    /// A GGUF `[in, out]` matrix as burn's `[in, out]` Linear weight.
-    fn linear(&self, name: &str) -> Result<Linear> {
-        let t = self.info(name);
-        let (d_in, d_out) = (t.dims[0] as usize, t.dims[1] as usize);
-        let w = transposed(&values(self.file, t)?, d_out, d_in);
-        let weight = Tensor::<2>::from_data(TensorData::new(w, [d_in, d_out]), &self.device);
-        Ok(Linear { weight: Param::from_tensor(weight), bias: None })
-    }
-
-    fn vector(&self, name: &str) -> Result<Param<Tensor<1>>> {
-        let t = self.info(name);
-        let v = values(self.file, t)?;
-        let n = v.len();
-        Ok(Param::from_tensor(Tensor::<1>::from_data(TensorData::new(v, [n]), &self.device)))
-    }
-
-    fn norm(&self, name: &str, norm: &mut Norm) -> Result<()> {
-        match norm {
-            Norm::Rms(n) => n.gamma = self.vector(name)?,
-            Norm::Layer(_) => bail!("a llama model has RMS norms only"),
-        }
-        Ok(())
-    }
-}
-
-/// Builds the model from the file's tensors; `check_tensors` must have passed.
-pub fn load_transformer(f: &GgufFile, c: &ModelConfig, device: &Device) -> Result<Transformer> {
-    check_tensors(f, c)?;
-    let l = Loader { file: f, device: device.clone() };
-    // burn's own initialisation is lazy: the parameters below replace it
-    // before anything is allocated for it.
-    let mut model = Transformer::init(c, device);
-    let embd = l.info("token_embd.weight");
-    let e = values(f, embd)?;
-    model.tok_emb.weight = Param::from_tensor(Tensor::<2>::from_data(TensorData::new(e, [c.vocab_size, c.d_model]), device));
-    l.norm("output_norm.weight", &mut model.final_norm)?;
-    if !c.tied_embeddings {
-        model.lm_head = Some(l.linear("output.weight")?);
-    }
-    for (i, block) in model.blocks.iter_mut().enumerate() {
-        let name = |n: &str| format!("blk.{i}.{n}.weight");
-        l.norm(&name("attn_norm"), &mut block.attn_norm)?;
-        l.norm(&name("ffn_norm"), &mut block.mlp_norm)?;
-        block.attn.wq = l.linear(&name("attn_q"))?;
-        block.attn.wk = l.linear(&name("attn_k"))?;
-        block.attn.wv = l.linear(&name("attn_v"))?;
-        block.attn.wo = l.linear(&name("attn_output"))?;
-        block.mlp.gate = Some(l.linear(&name("ffn_gate"))?);
-        block.mlp.up = l.linear(&name("ffn_up"))?;
-        block.mlp.down = l.linear(&name("ffn_down"))?;
-    }
-    Ok(model)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn transposes_row_major() {
-        // [[1, 2, 3], [4, 5, 6]] → [[1, 4], [2, 5], [3, 6]]
-        assert_eq!(transposed(&[1., 2., 3., 4., 5., 6.], 2, 3), vec![1., 4., 2., 5., 3., 6.]);
-    }
 
     use crate::gguf::test_file::Writer;
 
@@ -333,7 +227,8 @@ mod tests {
         let f = GgufFile::parse(&bytes).unwrap();
         let c = config_from_metadata(&f).unwrap();
         assert_eq!((c.vocab_size, c.n_layers, c.head_dim, c.tied_embeddings), (8, 2, 16, true));
-        let model = load_transformer(&f, &c, &Device::flex()).unwrap();
+        let plan = super::super::load::plan(&f, &c, super::super::load::WeightStorage::Blocks).unwrap();
+        let model = super::super::load::build(&c, plan, burn::tensor::Bytes::from_bytes_vec(bytes.clone()), &burn::tensor::Device::flex()).unwrap();
         let mut lm = crate::model::DecoderLm::new("tiny", c, model, crate::backend::BackendKind::Flex).unwrap();
         let logits = crate::lm::LanguageModel::forward_cached(&mut lm, &[1, 2, 3]).unwrap();
         assert_eq!(logits.len(), 8);

@@ -5,11 +5,13 @@
 //! bytes ─► reader::GgufFile (layout, checked against the file's length)
 //!       ─► llama::config_from_metadata ─► ModelConfig
 //!       ─► llama::check_tensors (names, shapes, types: before any allocation)
-//!       ─► llama::load_transformer (quant::dequantize to f32, per tensor) ─► DecoderLm
+//!       ─► load::plan (norms dequantised; where each block matrix lies)
+//!       ─► load::build (the bytes become one u8 tensor, the matrices views of it) ─► DecoderLm
 //!       ─► vocab::tokenizer (tokenizer.ggml.* as a tokenizer.json) ─► BpeTokenizer
 //! ```
 
 pub mod llama;
+pub mod load;
 pub mod metadata;
 pub mod quant;
 pub mod reader;
@@ -17,6 +19,7 @@ pub mod reader;
 pub(crate) mod test_file;
 pub mod vocab;
 
+pub use load::WeightStorage;
 pub use reader::{GgufFile, TensorInfo};
 
 use crate::backend::BackendKind;
@@ -26,23 +29,30 @@ use crate::session::Session;
 use crate::tokenizer::{BpeTokenizer, Tokenizer};
 
 /// The model and its tokenizer from a GGUF file's bytes. Everything the
-/// file claims is checked before the weights are allocated; the bytes are
-/// only borrowed, so the caller can free them as soon as this returns.
-pub fn model_from_gguf(bytes: &[u8], name: &str, backend: BackendKind) -> Result<(DecoderLm, BpeTokenizer)> {
-    let file = GgufFile::parse(bytes)?;
-    let config = llama::config_from_metadata(&file)?;
-    llama::check_tensors(&file, &config)?;
-    let tokenizer = vocab::tokenizer(&file)?;
+/// file claims is checked before the weights are allocated. The matrices
+/// the kernels read stay in these bytes, which the model takes over
+/// (without a copy on burn-flex).
+pub fn model_from_gguf(bytes: Vec<u8>, name: &str, backend: BackendKind, storage: WeightStorage) -> Result<(DecoderLm, BpeTokenizer)> {
+    let file_bytes = bytes.len();
+    let bytes = burn::tensor::Bytes::from_bytes_vec(bytes);
     let device = backend.device()?;
-    let model = llama::load_transformer(&file, &config, &device)?;
+    let (config, tokenizer, plan, quant) = {
+        let file = GgufFile::parse(&bytes)?;
+        let config = llama::config_from_metadata(&file)?;
+        llama::check_tensors(&file, &config)?;
+        let tokenizer = vocab::tokenizer(&file)?;
+        let plan = load::plan(&file, &config, storage)?;
+        (config, tokenizer, plan, llama::describe_types(&file))
+    };
+    let model = load::build(&config, plan, bytes, &device)?;
     let mut lm = DecoderLm::new(name, config, model, backend)?;
     lm.eos_id = tokenizer.eos_id();
-    lm.source = WeightsSource { format: "gguf", quant: Some(llama::describe_types(&file)), file_bytes: Some(bytes.len()) };
+    lm.source = WeightsSource { format: "gguf", quant: Some(quant), file_bytes: Some(file_bytes) };
     Ok((lm, tokenizer))
 }
 
-pub fn session_from_gguf(bytes: &[u8], name: &str, backend: BackendKind) -> Result<Session> {
-    let (lm, tok) = model_from_gguf(bytes, name, backend)?;
+pub fn session_from_gguf(bytes: Vec<u8>, name: &str, backend: BackendKind) -> Result<Session> {
+    let (lm, tok) = model_from_gguf(bytes, name, backend, WeightStorage::Blocks)?;
     Session::new(Box::new(lm), Box::new(tok))
 }
 

@@ -147,8 +147,13 @@ impl<'a> GgufFile<'a> {
 
     /// The raw bytes of a tensor (checked to lie in the file by `parse`).
     pub fn tensor_bytes(&self, t: &TensorInfo) -> &'a [u8] {
-        let start = (self.data_offset + t.offset) as usize;
+        let start = self.tensor_start(t);
         &self.bytes[start..start + t.n_bytes as usize]
+    }
+
+    /// Where a tensor's bytes start in the file.
+    pub fn tensor_start(&self, t: &TensorInfo) -> usize {
+        (self.data_offset + t.offset) as usize
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {

@@ -1,21 +1,20 @@
 //! Causal multi-head attention with grouped-query heads and an optional KV cache.
 
 use burn::module::Module;
-use burn::nn::Linear;
 use burn::tensor::activation::softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
 
-use super::mlp::linear;
+use super::projection::Projection;
 use super::rope::apply_rope;
 use crate::config::{ModelConfig, Positions, RopeStyle};
 use crate::kv_cache::KvCache;
 
 #[derive(Module, Debug)]
 pub struct Attention {
-    pub wq: Linear, // d_model → n_heads · head_dim
-    pub wk: Linear, // d_model → n_kv_heads · head_dim
-    pub wv: Linear, // d_model → n_kv_heads · head_dim
-    pub wo: Linear, // n_heads · head_dim → d_model
+    pub wq: Projection, // d_model → n_heads · head_dim
+    pub wk: Projection, // d_model → n_kv_heads · head_dim
+    pub wv: Projection, // d_model → n_kv_heads · head_dim
+    pub wo: Projection, // n_heads · head_dim → d_model
     pub n_heads: usize,
     pub n_kv_heads: usize,
     pub head_dim: usize,
@@ -33,10 +32,10 @@ impl Attention {
     pub fn init(c: &ModelConfig, device: &Device) -> Self {
         let (d, hd) = (c.d_model, c.head_dim);
         Attention {
-            wq: linear(d, c.n_heads * hd, c.bias, device),
-            wk: linear(d, c.n_kv_heads * hd, c.bias, device),
-            wv: linear(d, c.n_kv_heads * hd, c.bias, device),
-            wo: linear(c.n_heads * hd, d, c.bias, device),
+            wq: Projection::init(d, c.n_heads * hd, c.bias, device),
+            wk: Projection::init(d, c.n_kv_heads * hd, c.bias, device),
+            wv: Projection::init(d, c.n_kv_heads * hd, c.bias, device),
+            wo: Projection::init(c.n_heads * hd, d, c.bias, device),
             n_heads: c.n_heads,
             n_kv_heads: c.n_kv_heads,
             head_dim: hd,

@@ -1,32 +1,27 @@
 //! The position-wise feed-forward network: GELU (GPT-2) or SwiGLU (llama).
 
 use burn::module::Module;
-use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::{gelu, silu};
 use burn::tensor::{Device, Tensor};
 
+use super::projection::Projection;
 use crate::config::{MlpKind, ModelConfig};
 
 /// GELU: `down(gelu(up x))`; SwiGLU (when `gate` is set): `down(silu(gate x) ⊙ up x)`.
 #[derive(Module, Debug)]
 pub struct Mlp {
-    pub gate: Option<Linear>, // d_model → d_ff, SwiGLU only
-    pub up: Linear,           // d_model → d_ff
-    pub down: Linear,         // d_ff → d_model
-}
-
-/// A projection `[d_in, d_out]` (its values come from `init::init_seeded` or a weights file).
-pub fn linear(d_in: usize, d_out: usize, bias: bool, device: &Device) -> Linear {
-    LinearConfig::new(d_in, d_out).with_bias(bias).init(device)
+    pub gate: Option<Projection>, // d_model → d_ff, SwiGLU only
+    pub up: Projection,           // d_model → d_ff
+    pub down: Projection,         // d_ff → d_model
 }
 
 impl Mlp {
     pub fn init(c: &ModelConfig, device: &Device) -> Self {
         let (d, f) = (c.d_model, c.d_ff);
         Mlp {
-            gate: (c.mlp == MlpKind::SwiGlu).then(|| linear(d, f, c.bias, device)),
-            up: linear(d, f, c.bias, device),
-            down: linear(f, d, c.bias, device),
+            gate: (c.mlp == MlpKind::SwiGlu).then(|| Projection::init(d, f, c.bias, device)),
+            up: Projection::init(d, f, c.bias, device),
+            down: Projection::init(f, d, c.bias, device),
         }
     }
 

@@ -8,19 +8,22 @@
 pub mod attention;
 pub mod block;
 pub mod decoder;
+pub mod embedding;
 pub mod init;
 pub mod mlp;
 pub mod norm;
+pub mod projection;
 pub mod rope;
 
 use burn::module::Module;
-use burn::nn::{Embedding, EmbeddingConfig, Linear};
+use burn::nn::{Embedding, EmbeddingConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use attention::{ChunkPositions, needs_rope};
 use block::Block;
-use mlp::linear;
+use embedding::TokenEmbedding;
 use norm::Norm;
+use projection::Projection;
 
 use crate::config::{ModelConfig, Positions};
 use crate::kv_cache::KvCache;
@@ -29,11 +32,11 @@ pub use decoder::{DecoderLm, WeightsSource};
 
 #[derive(Module, Debug)]
 pub struct Transformer {
-    pub tok_emb: Embedding,         // (vocab, d_model)
+    pub tok_emb: TokenEmbedding,    // (vocab, d_model)
     pub pos_emb: Option<Embedding>, // (context, d_model), learned positions only
     pub blocks: Vec<Block>,
     pub final_norm: Norm,
-    pub lm_head: Option<Linear>, // (d_model, vocab); None when tied to tok_emb
+    pub lm_head: Option<Projection>, // (d_model, vocab); None when tied to tok_emb
 }
 
 impl Transformer {
@@ -48,11 +51,11 @@ impl Transformer {
     pub fn init(c: &ModelConfig, device: &Device) -> Self {
         let emb = |n: usize| EmbeddingConfig::new(n, c.d_model).init(device);
         Transformer {
-            tok_emb: emb(c.vocab_size),
+            tok_emb: TokenEmbedding::init(c.vocab_size, c.d_model, device),
             pos_emb: matches!(c.positions, Positions::Learned).then(|| emb(c.context)),
             blocks: (0..c.n_layers).map(|_| Block::init(c, device)).collect(),
             final_norm: Norm::init(c.norm, c.d_model, c.norm_eps, device),
-            lm_head: (!c.tied_embeddings).then(|| linear(c.d_model, c.vocab_size, false, device)),
+            lm_head: (!c.tied_embeddings).then(|| Projection::init(c.d_model, c.vocab_size, false, device)),
         }
     }
 
@@ -116,16 +119,7 @@ impl Transformer {
         let x = self.final_norm.forward(x);
         match &self.lm_head {
             Some(head) => head.forward(x),
-            // Tied: logits = x · Eᵀ, with E kept as stored (vocab, d) and viewed
-            // transposed. The product is taken in 2-D: a 3-D view of Eᵀ would
-            // make burn-flex copy the whole (transposed) embedding on every call,
-            // while its 2-D matmul reads the strides as they are.
-            None => {
-                let [b, t, d] = x.dims();
-                let embedding = self.tok_emb.weight.val();
-                let vocab = embedding.dims()[0];
-                x.reshape([b * t, d]).matmul(embedding.transpose()).reshape([b, t, vocab])
-            }
+            None => self.tok_emb.logits(x),
         }
     }
 }

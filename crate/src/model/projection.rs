@@ -1,0 +1,56 @@
+//! A linear projection `y = x W + b`, its weight either f32 (trained and
+//! SafeTensors models) or kept as a GGUF file's blocks.
+//!
+//! The f32 weight is stored `[d_in, d_out]` under the name `weight`, as
+//! burn's `Linear` stores it, so model files keep their tensor names.
+
+use burn::module::{Module, Param};
+use burn::nn::LinearConfig;
+use burn::tensor::{Device, Tensor};
+
+use crate::quant::BlockMatrix;
+
+#[derive(Module, Debug)]
+pub struct Projection {
+    /// `[d_in, d_out]`; `None` when `blocks` holds the weight.
+    pub weight: Option<Param<Tensor<2>>>,
+    pub bias: Option<Param<Tensor<1>>>,
+    /// `d_out` rows of `d_in` values, as blocks (a GGUF file's own layout).
+    pub blocks: Option<BlockMatrix>,
+}
+
+impl Projection {
+    /// An f32 projection with burn's (lazy) initialisation; its values come
+    /// from `init::init_seeded` or a weights file.
+    pub fn init(d_in: usize, d_out: usize, bias: bool, device: &Device) -> Self {
+        let linear = LinearConfig::new(d_in, d_out).with_bias(bias).init(device);
+        Projection { weight: Some(linear.weight), bias: linear.bias, blocks: None }
+    }
+
+    /// An f32 `[d_in, d_out]` weight, no bias.
+    pub fn dense(weight: Tensor<2>) -> Self {
+        Projection { weight: Some(Param::from_tensor(weight)), bias: None, blocks: None }
+    }
+
+    /// A weight kept as blocks, no bias.
+    pub fn from_blocks(blocks: BlockMatrix) -> Self {
+        Projection { weight: None, bias: None, blocks: Some(blocks) }
+    }
+
+    /// # Shapes
+    /// - x: `[batch, T, d_in]` → `[batch, T, d_out]`
+    pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
+        let bias = self.bias.as_ref().map(|b| b.val());
+        match (&self.weight, &self.blocks) {
+            (Some(w), _) => burn::tensor::module::linear(x, w.val(), bias),
+            (None, Some(m)) => {
+                let y = m.forward(x);
+                match bias {
+                    Some(b) => y + b.unsqueeze::<3>(),
+                    None => y,
+                }
+            }
+            (None, None) => unreachable!("a projection is built with a weight or blocks"),
+        }
+    }
+}

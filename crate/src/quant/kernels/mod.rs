@@ -1,0 +1,106 @@
+//! Matrix products with weights kept in their GGUF blocks.
+//!
+//! `y = W·x` where each row of `W` is a run of 32-value blocks (Q4_0, Q4_1,
+//! Q5_0, Q5_1, Q8_0) and `x` is f32. The input rows are first quantised to 8
+//! bits per 32-value block (`activations`), then every (weight block, input
+//! block) pair is an integer dot product scaled once in f32 (`scalar` has
+//! the arithmetic all paths share).
+//!
+//! Paths, chosen at compile time (wasm) or run time (x86_64):
+//! - `wasm_simd`: wasm32 with `simd128` (the browser build);
+//! - `x86`: x86_64 with AVX2 + FMA + F16C, detected at run time;
+//! - `scalar`: everything else, and the reference for tests.
+//!
+//! Everything is single-threaded. For several input rows (a prompt) the SIMD
+//! paths reuse each unpacked weight block across a tile of input rows, so the
+//! weights are not read once per row.
+
+mod activations;
+mod format;
+mod scalar;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm_simd;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(test)]
+mod tests;
+
+pub use format::BlockFormat;
+
+/// y[m][r] = Σ_j W[r][j] · x[m][j] for m in 0..rows_x, r in 0..n.
+///
+/// - `weights`: n rows of k values, each row `format.row_bytes(k)` bytes,
+///   rows consecutive (exactly `n * row_bytes` bytes).
+/// - `x`: rows_x × k f32, row-major. `out`: rows_x × n f32, row-major (overwritten).
+///
+/// # Panics
+/// If `k` is not a multiple of 32 or a slice length does not match the
+/// shape: callers check these when they build the matrix. Any byte values
+/// are accepted (no overflow is possible, see the paths); nothing is read
+/// outside the slices.
+pub fn matmul(format: BlockFormat, weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize, out: &mut [f32]) {
+    if check_shapes(format, weights, n, k, x, rows_x, out) {
+        return;
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    return wasm_simd::matmul(format, weights, n, k, x, rows_x, out);
+    #[cfg(target_arch = "x86_64")]
+    if x86::available() {
+        return x86::matmul(format, weights, n, k, x, rows_x, out);
+    }
+    #[allow(unreachable_code)]
+    scalar::matmul(format, weights, n, k, x, rows_x, out)
+}
+
+/// The same through the portable scalar path (tests compare the SIMD paths with it).
+///
+/// # Panics
+/// As `matmul`.
+pub fn matmul_scalar(
+    format: BlockFormat,
+    weights: &[u8],
+    n: usize,
+    k: usize,
+    x: &[f32],
+    rows_x: usize,
+    out: &mut [f32],
+) {
+    if check_shapes(format, weights, n, k, x, rows_x, out) {
+        return;
+    }
+    scalar::matmul(format, weights, n, k, x, rows_x, out)
+}
+
+/// The name of the path `matmul` takes on this machine ("wasm simd128", "x86 avx2", "scalar").
+pub fn path_name() -> &'static str {
+    if cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
+        return "wasm simd128";
+    }
+    #[cfg(target_arch = "x86_64")]
+    if x86::available() {
+        return "x86 avx2";
+    }
+    "scalar"
+}
+
+/// Panics on a mismatch; true (with `out` zeroed) when there is nothing to multiply.
+fn check_shapes(
+    format: BlockFormat,
+    weights: &[u8],
+    n: usize,
+    k: usize,
+    x: &[f32],
+    rows_x: usize,
+    out: &mut [f32],
+) -> bool {
+    let row_bytes = format.row_bytes(k);
+    assert_eq!(weights.len(), n * row_bytes, "{} weights for {n} rows of {k} values", format.name());
+    assert_eq!(x.len(), rows_x * k, "input for {rows_x} rows of {k} values");
+    assert_eq!(out.len(), rows_x * n, "output for {rows_x} rows of {n} values");
+    let empty = n == 0 || k == 0 || rows_x == 0;
+    if empty {
+        out.fill(0.0);
+    }
+    empty
+}

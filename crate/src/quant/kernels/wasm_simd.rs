@@ -1,0 +1,330 @@
+//! wasm32 with `simd128` (no relaxed-simd): the browser build.
+//!
+//! simd128 has no u8 × i8 multiply-add, but it has `i32x4.dot_i16x8_s`
+//! (`pmaddwd` underneath). So the activations are widened to i16 once per
+//! input row (`Layout::Wide`), and each weight block is split into four
+//! i16x8 vectors whose lane order that layout matches: for the nibble
+//! formats, the 16 bytes read as eight u16 lanes hold four nibbles each,
+//! masked/shifted out in place (no byte shuffles, no widening).
+//!
+//! Why nothing overflows: codes are at most 31 (Q4/Q5) or −128..=127 (Q8_0)
+//! and activations −127..=127, so an i16 lane is exact and a dot pair is at
+//! most 2·128·127 < 2^31; a block sums 16 such pairs, < 2^20.
+//!
+//! Four blocks are done together: their four i32x4 partial sums are folded
+//! into one vector with one lane per block, so the f16 scales, the
+//! activation scales and the `m`/offset terms of four blocks are handled in
+//! single vector operations, each block's value computed as in `scalar`.
+
+use core::arch::wasm32::*;
+
+use super::activations::{Activations, quantize_wide};
+use super::format::{BLOCK, BlockFormat};
+
+/// Input rows per tile: each unpacked weight block is used this many times.
+const TILE: usize = 4;
+
+pub(super) fn matmul(
+    format: BlockFormat,
+    weights: &[u8],
+    n: usize,
+    k: usize,
+    x: &[f32],
+    rows_x: usize,
+    out: &mut [f32],
+) {
+    let a = quantize_wide(x, rows_x, k);
+    match format {
+        BlockFormat::Q4_0 => run::<Q4<2, 8>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q4_1 => run::<Q4<4, 0>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q5_0 => run::<Q5<2, 6, 16>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q5_1 => run::<Q5<4, 8, 0>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q8_0 => run::<Q8>(weights, n, k, &a, rows_x, out),
+    }
+}
+
+/// One block format: how its codes become four i16x8 vectors in `Layout::Wide` order.
+trait Kernel {
+    const FORMAT: BlockFormat;
+    /// # Safety
+    /// `blk` points at a whole block.
+    unsafe fn load(blk: *const u8) -> [v128; 4];
+}
+
+/// Q4_0 (codes at 2, offset 8) and Q4_1 (codes at 4).
+struct Q4<const AT: usize, const OFFSET: i32>;
+/// Q5_0 and Q5_1: where the high bits and the nibbles start, and the offset.
+struct Q5<const HIGH: usize, const AT: usize, const OFFSET: i32>;
+struct Q8;
+
+impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
+    const FORMAT: BlockFormat = if OFFSET == 8 { BlockFormat::Q4_0 } else { BlockFormat::Q4_1 };
+    #[inline(always)]
+    unsafe fn load(blk: *const u8) -> [v128; 4] {
+        // SAFETY: a block holds 16 nibble bytes from AT on; v128_load is unaligned.
+        let v = unsafe { v128_load(blk.add(AT) as *const v128) };
+        // u16 lane i = byte 2i | byte 2i+1 << 8: nibbles of values 2i, 2i+16, 2i+1, 2i+17.
+        let m = u16x8_splat(0x000F);
+        [v128_and(v, m), v128_and(u16x8_shr(v, 4), m), v128_and(u16x8_shr(v, 8), m), u16x8_shr(v, 12)]
+    }
+}
+
+impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5<HIGH, AT, OFFSET> {
+    const FORMAT: BlockFormat = if OFFSET == 16 { BlockFormat::Q5_0 } else { BlockFormat::Q5_1 };
+    #[inline(always)]
+    unsafe fn load(blk: *const u8) -> [v128; 4] {
+        // SAFETY: a block holds the u32 at HIGH and 16 nibble bytes at AT.
+        let (v, high) =
+            unsafe { (v128_load(blk.add(AT) as *const v128), (blk.add(HIGH) as *const u32).read_unaligned()) };
+        // Bytes in value order: values 0..16, then 16..32; byte j takes bit j
+        // of the high word (byte j/8 of it spread, then bit j%8 kept).
+        let h = u32x4_splat(high);
+        let bit = u64x2_splat(0x8040_2010_0804_0201);
+        let sixteen = u8x16_splat(0x10);
+        let fifth = |spread: v128| v128_and(u8x16_eq(v128_and(u8x16_swizzle(h, spread), bit), bit), sixteen);
+        let lo_spread = u8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+        let hi_spread = u8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+        let lo = v128_or(v128_and(v, u8x16_splat(0x0F)), fifth(lo_spread));
+        let hi = v128_or(u8x16_shr(v, 4), fifth(hi_spread));
+        let even = u16x8_splat(0x00FF);
+        [v128_and(lo, even), v128_and(hi, even), u16x8_shr(lo, 8), u16x8_shr(hi, 8)]
+    }
+}
+
+impl Kernel for Q8 {
+    const FORMAT: BlockFormat = BlockFormat::Q8_0;
+    #[inline(always)]
+    unsafe fn load(blk: *const u8) -> [v128; 4] {
+        // SAFETY: a Q8_0 block holds 32 code bytes from 2 on.
+        let (v0, v1) = unsafe { (v128_load(blk.add(2) as *const v128), v128_load(blk.add(18) as *const v128)) };
+        // i16 lane i = byte 2i | byte 2i+1 << 8: sign-extend each byte in place.
+        let even = |v: v128| i16x8_shr(i16x8_shl(v, 8), 8);
+        [even(v0), even(v1), i16x8_shr(v0, 8), i16x8_shr(v1, 8)]
+    }
+}
+
+fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: usize, out: &mut [f32]) {
+    let row_bytes = K::FORMAT.row_bytes(k);
+    let blocks = k / BLOCK;
+    assert!(
+        weights.len() >= n * row_bytes
+            && a.q16.len() >= rows_x * a.stride * BLOCK
+            && blocks.div_ceil(4) * 4 <= a.stride
+    );
+    let mut r0 = 0;
+    while r0 < rows_x {
+        let rows = (rows_x - r0).min(TILE);
+        for (i, row) in weights.chunks_exact(row_bytes).take(n).enumerate() {
+            let mut y = [0f32; TILE];
+            // SAFETY: `row` holds `blocks` blocks; `a` holds rows r0..r0 + rows
+            // of `stride` blocks, at least `blocks` rounded up to 4 (asserted above).
+            unsafe {
+                let special = match rows {
+                    4 => tile::<K, 4, false>(row.as_ptr(), blocks, a, r0, &mut y),
+                    3 => tile::<K, 3, false>(row.as_ptr(), blocks, a, r0, &mut y),
+                    2 => tile::<K, 2, false>(row.as_ptr(), blocks, a, r0, &mut y),
+                    _ => tile::<K, 1, false>(row.as_ptr(), blocks, a, r0, &mut y),
+                };
+                if special {
+                    // An inf/NaN scale (a broken file): redo the row with
+                    // the exact widening, one input row at a time.
+                    for (r, yr) in y[..rows].iter_mut().enumerate() {
+                        let mut one = [0f32; TILE];
+                        tile::<K, 1, true>(row.as_ptr(), blocks, a, r0 + r, &mut one);
+                        *yr = one[0];
+                    }
+                }
+            }
+            for (r, &v) in y[..rows].iter().enumerate() {
+                out[(r0 + r) * n + i] = v;
+            }
+        }
+        r0 += rows;
+    }
+}
+
+/// Where one input row's quantised blocks are, advanced group by group.
+#[derive(Clone, Copy)]
+struct RowPtrs {
+    /// Codes, 32 i16 a block.
+    x: *const v128,
+    /// Scales.
+    d: *const f32,
+    /// `s` (formats with `m`) or `Σ q` (formats with an offset), per block.
+    f: *const u8,
+}
+
+/// One weight row against input rows r0..r0 + R. Without `EXACT`, an
+/// inf/NaN f16 scale is widened to a finite value and the return value is
+/// true: the caller must redo the row with `EXACT`.
+/// # Safety
+/// `row` points at `blocks` whole blocks; `a` holds rows r0..r0 + R with a
+/// stride of at least `blocks` rounded up to 4.
+#[inline(never)]
+unsafe fn tile<K: Kernel, const R: usize, const EXACT: bool>(
+    row: *const u8,
+    blocks: usize,
+    a: &Activations,
+    r0: usize,
+    y: &mut [f32; TILE],
+) -> bool {
+    let mut acc = [f32x4_splat(0.0); R];
+    let mut special = i32x4_splat(0);
+    let mut p: [RowPtrs; R] = core::array::from_fn(|r| {
+        let at = (r0 + r) * a.stride;
+        // SAFETY: row r0 + r of `a` starts at block `at`.
+        unsafe {
+            RowPtrs {
+                x: a.q16.as_ptr().add(at * BLOCK) as *const v128,
+                d: a.d.as_ptr().add(at),
+                f: if K::FORMAT.has_min() {
+                    a.s.as_ptr().add(at) as *const u8
+                } else {
+                    a.qsum.as_ptr().add(at) as *const u8
+                },
+            }
+        }
+    });
+    let step = 4 * K::FORMAT.block_bytes();
+    let mut w = row;
+    for _ in 0..blocks / 4 {
+        // SAFETY: the four blocks at `w` lie inside the row, and the
+        // pointers in `p` at the same blocks of their input rows.
+        unsafe {
+            group::<K, R, EXACT>(w, 4, &p, &mut acc, &mut special);
+            w = w.add(step);
+            for q in p.iter_mut() {
+                *q = RowPtrs { x: q.x.add(16), d: q.d.add(4), f: q.f.add(16) };
+            }
+        }
+    }
+    if !blocks.is_multiple_of(4) {
+        // SAFETY: only blocks below `blocks` are read from the row; the
+        // activations are padded past it.
+        unsafe { group::<K, R, EXACT>(w, blocks % 4, &p, &mut acc, &mut special) };
+    }
+    for r in 0..R {
+        let v = acc[r];
+        y[r] = (f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v))
+            + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v));
+    }
+    v128_any_true(special)
+}
+
+/// `count` (≤ 4) blocks of one weight row at `w` against R input rows at
+/// `p`, added to `acc` (lane j holds the sum of the blocks ≡ j mod 4).
+/// # Safety
+/// `count` blocks at `w` are inside the row; four blocks at each `p` are
+/// inside their (padded) input rows.
+#[inline(always)]
+unsafe fn group<K: Kernel, const R: usize, const EXACT: bool>(
+    w: *const u8,
+    count: usize,
+    p: &[RowPtrs; R],
+    acc: &mut [v128; R],
+    special: &mut v128,
+) {
+    let bs = K::FORMAT.block_bytes();
+    let zero = i32x4_splat(0);
+    // s[r][j]: the four i32 partial sums of block j against input row r.
+    let mut s = [[zero; 4]; R];
+    // V8 issues a loop body's loads in program order but computes on them
+    // as late as possible, which on 16 xmm registers spilled most of them:
+    // a store after each block's dot product makes it finish that block
+    // before loading the next.
+    let mut sink = zero;
+    for j in 0..count {
+        // SAFETY: j < count, so block j at `w` is inside the row.
+        let wj = unsafe { K::load(w.add(j * bs)) };
+        for (q, sr) in p.iter().zip(s.iter_mut()) {
+            // SAFETY: block j at `q` is inside the (padded) input row.
+            unsafe {
+                let x = q.x.add(4 * j);
+                sr[j] = i32x4_add(
+                    i32x4_add(i32x4_dot_i16x8(wj[0], v128_load(x)), i32x4_dot_i16x8(wj[1], v128_load(x.add(1)))),
+                    i32x4_add(i32x4_dot_i16x8(wj[2], v128_load(x.add(2))), i32x4_dot_i16x8(wj[3], v128_load(x.add(3)))),
+                );
+                core::ptr::write_volatile(&mut sink, sr[j]);
+            }
+        }
+    }
+    // SAFETY: only the headers of blocks j < count are read.
+    let (dw, mw) = unsafe { scales::<K, EXACT>(w, count, special) };
+    for ((q, sr), acc) in p.iter().zip(s).zip(acc.iter_mut()) {
+        // SAFETY: the four blocks at `q` are inside the (padded) input row.
+        let (dx, fields) = unsafe { (v128_load(q.d as *const v128), v128_load(q.f as *const v128)) };
+        let mut isum = fold4(sr);
+        match K::FORMAT.offset() {
+            8 => isum = i32x4_sub(isum, i32x4_shl(fields, 3)),
+            16 => isum = i32x4_sub(isum, i32x4_shl(fields, 4)),
+            _ => {}
+        }
+        let mut v = f32x4_mul(f32x4_mul(dw, dx), f32x4_convert_i32x4(isum));
+        if K::FORMAT.has_min() {
+            v = f32x4_add(v, f32x4_mul(mw, fields));
+        }
+        *acc = f32x4_add(*acc, v);
+    }
+}
+
+/// Four i32x4 into one: lane j is the sum of the lanes of `s[j]`.
+#[inline(always)]
+fn fold4(s: [v128; 4]) -> v128 {
+    let ab = i32x4_add(i32x4_shuffle::<0, 4, 1, 5>(s[0], s[1]), i32x4_shuffle::<2, 6, 3, 7>(s[0], s[1]));
+    let cd = i32x4_add(i32x4_shuffle::<0, 4, 1, 5>(s[2], s[3]), i32x4_shuffle::<2, 6, 3, 7>(s[2], s[3]));
+    i32x4_add(i32x4_shuffle::<0, 1, 4, 5>(ab, cd), i32x4_shuffle::<2, 3, 6, 7>(ab, cd))
+}
+
+/// `d` and `m` (0 where absent) of blocks 0..count from `base`, as f32x4.
+/// Without `EXACT`, lanes of `special` are set where a scale is inf/NaN
+/// (checking once per row is cheaper than fixing each widening).
+/// # Safety
+/// The first 4 bytes of blocks 0..count at `base` are readable (every block
+/// is at least 18 bytes).
+#[inline(always)]
+unsafe fn scales<K: Kernel, const EXACT: bool>(base: *const u8, count: usize, special: &mut v128) -> (v128, v128) {
+    let bs = K::FORMAT.block_bytes();
+    // SAFETY: lane j reads bytes 0..4 of block j < count.
+    let h = unsafe {
+        let mut h = v128_load32_zero(base as *const u32);
+        if count > 1 {
+            h = v128_load32_lane::<1>(h, base.add(bs) as *const u32);
+        }
+        if count > 2 {
+            h = v128_load32_lane::<2>(h, base.add(2 * bs) as *const u32);
+        }
+        if count > 3 {
+            h = v128_load32_lane::<3>(h, base.add(3 * bs) as *const u32);
+        }
+        h
+    };
+    if !EXACT {
+        // Exponent bits all set, in d (low half) and, if present, m.
+        let e = if K::FORMAT.has_min() {
+            let e = u16x8_splat(0x7C00);
+            i16x8_eq(v128_and(h, e), e)
+        } else {
+            let e = u32x4_splat(0x7C00);
+            i32x4_eq(v128_and(h, e), e)
+        };
+        *special = v128_or(*special, e);
+    }
+    (f16_high_to_f32::<EXACT>(i32x4_shl(h, 16)), f16_high_to_f32::<EXACT>(h))
+}
+
+/// The f16 in the high 16 bits of each lane, widened exactly as
+/// `half::f16::to_f32` does (NaN payloads aside); without `EXACT`, inf and
+/// NaN become finite values of 65536 or more.
+#[inline(always)]
+fn f16_high_to_f32<const EXACT: bool>(h: v128) -> v128 {
+    // Sign to bit 31, exponent and mantissa to bits 27..13: the f32 bits of
+    // the value times 2^-112, exact for normal and subnormal halves alike.
+    let bits = v128_and(i32x4_shr(h, 3), u32x4_splat(0x8FFF_E000));
+    let v = f32x4_mul(bits, f32x4_splat(f32::from_bits((127 + 112) << 23)));
+    if !EXACT {
+        return v;
+    }
+    // Exponent 31 (inf, NaN) must become exponent 255.
+    let e = v128_and(bits, u32x4_splat(0x0F80_0000));
+    v128_or(v, v128_and(i32x4_eq(e, u32x4_splat(0x0F80_0000)), u32x4_splat(0x7F80_0000)))
+}

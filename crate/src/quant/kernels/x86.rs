@@ -1,0 +1,251 @@
+//! x86_64 with AVX2, FMA and F16C (detected at run time).
+//!
+//! A block's 32 codes fill one 256-bit register in value order (low nibbles,
+//! then high nibbles), as do its 32 activation codes, so one `vpmaddubsw`
+//! (u8 × i8, adjacent pairs summed to i16) and one `vpmaddwd` with ones (pairs
+//! to i32) give eight partial sums. Why nothing overflows or saturates:
+//! - Q4/Q5 codes are 0..=31 and activations −127..=127: a pair is at most
+//!   2·31·127 = 7874 < 32767.
+//! - Q8_0 codes are −128..=127 and signed, so they go in as |w| (≤ 128, a
+//!   valid u8) with the sign moved onto the activation (`vpsignb`, which
+//!   never sees −128 there): a pair is at most 2·128·127 = 32512 < 32767.
+//! - `vpmaddwd` of two such i16 with 1 cannot overflow i32.
+//!
+//! Q4_0/Q5_0's offset (`− offset · Σ q_x`) is subtracted from lane 0 in
+//! integers; Q4_1/Q5_1's `m · s_x` is a scalar FMA per block.
+
+use core::arch::x86_64::*;
+
+use super::activations::{Activations, quantize_natural_avx2};
+use super::format::{BLOCK, BlockFormat};
+use super::scalar;
+
+/// Input rows per tile: each unpacked weight block is used this many times.
+const TILE: usize = 4;
+
+pub(super) fn available() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")
+}
+
+pub(super) fn matmul(
+    format: BlockFormat,
+    weights: &[u8],
+    n: usize,
+    k: usize,
+    x: &[f32],
+    rows_x: usize,
+    out: &mut [f32],
+) {
+    if !available() {
+        return scalar::matmul(format, weights, n, k, x, rows_x, out);
+    }
+    // SAFETY: available() checked AVX2.
+    let a = unsafe { quantize_natural_avx2(x, rows_x, k) };
+    match format {
+        BlockFormat::Q4_0 => run::<Q4<2, 8>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q4_1 => run::<Q4<4, 0>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q5_0 => run::<Q5<2, 6, 16>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q5_1 => run::<Q5<4, 8, 0>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q8_0 => run::<Q8>(weights, n, k, &a, rows_x, out),
+    }
+}
+
+/// One block format: how its codes are loaded and multiplied.
+trait Kernel {
+    const FORMAT: BlockFormat;
+    /// The codes of the block at `blk`, as (multiplicand, sign source).
+    /// # Safety
+    /// `blk` points at a whole block; the CPU has AVX2.
+    unsafe fn load(blk: *const u8) -> (__m256i, __m256i);
+    /// Adjacent-pair sums (i16) of codes × activations.
+    /// # Safety
+    /// The CPU has AVX2.
+    unsafe fn pairs(w: (__m256i, __m256i), x: __m256i) -> __m256i;
+}
+
+/// Q4_0 (codes at 2, offset 8) and Q4_1 (codes at 4, no offset).
+struct Q4<const AT: usize, const OFFSET: i32>;
+/// Q5_0 and Q5_1: where the high bits and the nibbles start, and the offset.
+struct Q5<const HIGH: usize, const AT: usize, const OFFSET: i32>;
+struct Q8;
+
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn nibbles(p: *const u8) -> __m256i {
+    // SAFETY: the caller guarantees 16 readable bytes at p; unaligned load.
+    let v = unsafe { _mm_loadu_si128(p as *const __m128i) };
+    _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0F))
+}
+
+impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
+    const FORMAT: BlockFormat = if OFFSET == 8 { BlockFormat::Q4_0 } else { BlockFormat::Q4_1 };
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load(blk: *const u8) -> (__m256i, __m256i) {
+        // SAFETY: a block holds 16 nibble bytes from AT on.
+        let w = unsafe { nibbles(blk.add(AT)) };
+        (w, w)
+    }
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn pairs(w: (__m256i, __m256i), x: __m256i) -> __m256i {
+        _mm256_maddubs_epi16(w.0, x)
+    }
+}
+
+impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5<HIGH, AT, OFFSET> {
+    const FORMAT: BlockFormat = if OFFSET == 16 { BlockFormat::Q5_0 } else { BlockFormat::Q5_1 };
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load(blk: *const u8) -> (__m256i, __m256i) {
+        // SAFETY: a block holds the u32 at HIGH and 16 nibble bytes at AT.
+        let (low, high) = unsafe { (nibbles(blk.add(AT)), (blk.add(HIGH) as *const u32).read_unaligned()) };
+        // Byte j gets byte j/8 of the high word, then keeps bit j%8 of it.
+        let spread = _mm256_setr_epi8(
+            0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+        );
+        let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+        let hb = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(high as i32), spread), bit);
+        let fifth = _mm256_and_si256(_mm256_cmpeq_epi8(hb, bit), _mm256_set1_epi8(0x10));
+        let w = _mm256_or_si256(low, fifth);
+        (w, w)
+    }
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn pairs(w: (__m256i, __m256i), x: __m256i) -> __m256i {
+        _mm256_maddubs_epi16(w.0, x)
+    }
+}
+
+impl Kernel for Q8 {
+    const FORMAT: BlockFormat = BlockFormat::Q8_0;
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load(blk: *const u8) -> (__m256i, __m256i) {
+        // SAFETY: a Q8_0 block holds 32 code bytes from 2 on.
+        let w = unsafe { _mm256_loadu_si256(blk.add(2) as *const __m256i) };
+        (_mm256_abs_epi8(w), w)
+    }
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn pairs(w: (__m256i, __m256i), x: __m256i) -> __m256i {
+        _mm256_maddubs_epi16(w.0, _mm256_sign_epi8(x, w.1))
+    }
+}
+
+fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: usize, out: &mut [f32]) {
+    let row_bytes = K::FORMAT.row_bytes(k);
+    let blocks = k / BLOCK;
+    assert!(weights.len() >= n * row_bytes && a.q8.len() >= rows_x * a.stride * BLOCK && blocks <= a.stride);
+    let mut r0 = 0;
+    while r0 < rows_x {
+        let rows = (rows_x - r0).min(TILE);
+        for (i, row) in weights.chunks_exact(row_bytes).take(n).enumerate() {
+            let mut y = [0f32; TILE];
+            // SAFETY: available() was checked; `row` holds `blocks` blocks and
+            // `a` holds rows r0..r0 + rows of `stride ≥ blocks` blocks (asserted above).
+            unsafe {
+                match rows {
+                    4 => tile::<K, 4>(row.as_ptr(), blocks, a, r0, &mut y),
+                    3 => tile::<K, 3>(row.as_ptr(), blocks, a, r0, &mut y),
+                    2 => tile::<K, 2>(row.as_ptr(), blocks, a, r0, &mut y),
+                    _ => tile::<K, 1>(row.as_ptr(), blocks, a, r0, &mut y),
+                }
+            }
+            for (r, &v) in y[..rows].iter().enumerate() {
+                out[(r0 + r) * n + i] = v;
+            }
+        }
+        r0 += rows;
+    }
+}
+
+/// One weight row against input rows r0..r0 + R.
+/// # Safety
+/// AVX2, FMA and F16C are available; `row` points at `blocks` whole blocks;
+/// `a` holds rows r0..r0 + R.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn tile<K: Kernel, const R: usize>(
+    row: *const u8,
+    blocks: usize,
+    a: &Activations,
+    r0: usize,
+    y: &mut [f32; TILE],
+) {
+    // Two accumulators per input row (even and odd blocks): consecutive
+    // blocks do not wait on each other's FMA latency.
+    let mut acc = [[_mm256_setzero_ps(); R]; 2];
+    let mut acc_m = [0f32; R];
+    let rows: [usize; R] = core::array::from_fn(|r| (r0 + r) * a.stride);
+    let bs = K::FORMAT.block_bytes();
+    let mut b = 0;
+    while b + 2 <= blocks {
+        // SAFETY: blocks b and b + 1 are inside the row and inside every
+        // input row of the tile.
+        unsafe {
+            block::<K, R>(row.add(b * bs), a, &rows, b, &mut acc[0], &mut acc_m);
+            block::<K, R>(row.add((b + 1) * bs), a, &rows, b + 1, &mut acc[1], &mut acc_m);
+        }
+        b += 2;
+    }
+    if b < blocks {
+        // SAFETY: as above, for the last block.
+        unsafe { block::<K, R>(row.add(b * bs), a, &rows, b, &mut acc[0], &mut acc_m) };
+    }
+    for r in 0..R {
+        y[r] = hsum(_mm256_add_ps(acc[0][r], acc[1][r])) + acc_m[r];
+    }
+}
+
+/// Block `b` (at `blk`) against the tile's input rows, which start at
+/// block `rows[r]` of `a`.
+/// # Safety
+/// As `tile`, and `blk` points at a whole block.
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn block<K: Kernel, const R: usize>(
+    blk: *const u8,
+    a: &Activations,
+    rows: &[usize; R],
+    b: usize,
+    acc: &mut [__m256; R],
+    acc_m: &mut [f32; R],
+) {
+    let ones = _mm256_set1_epi16(1);
+    let offset = K::FORMAT.offset();
+    // SAFETY: the block is whole; d (and m) are its first 4 bytes.
+    let (w, dw, mw) = unsafe {
+        let w = K::load(blk);
+        let dm = _mm_cvtph_ps(_mm_cvtsi32_si128((blk as *const i32).read_unaligned()));
+        (w, _mm_cvtss_f32(dm), _mm_cvtss_f32(_mm_movehdup_ps(dm)))
+    };
+    for r in 0..R {
+        let at = rows[r] + b;
+        // SAFETY: `at` is a block of an input row of the tile (the caller's bounds).
+        let (xq, dx, sx, qsum) = unsafe {
+            (
+                _mm256_loadu_si256(a.q8.as_ptr().add(at * BLOCK) as *const __m256i),
+                *a.d.get_unchecked(at),
+                *a.s.get_unchecked(at),
+                *a.qsum.get_unchecked(at),
+            )
+        };
+        // SAFETY: AVX2 is available (the caller's contract).
+        let mut p = _mm256_madd_epi16(unsafe { K::pairs(w, xq) }, ones);
+        if offset != 0 {
+            p = _mm256_sub_epi32(p, _mm256_setr_epi32(offset * qsum, 0, 0, 0, 0, 0, 0, 0));
+        }
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * dx), acc[r]);
+        if K::FORMAT.has_min() {
+            acc_m[r] = mw.mul_add(sx, acc_m[r]);
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+fn hsum(v: __m256) -> f32 {
+    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+}

@@ -1,0 +1,42 @@
+//! Weights kept in their GGUF blocks, and the matrix products on them as
+//! operations of burn's CPU backends.
+//!
+//! ```text
+//! GGUF file bytes ─► one U8 tensor (shared, not copied) ─► BlockMatrix views (one per weight)
+//! x [m, k] f32 ─► ops::BlockOps::block_matmul (Flex, NdArray) ─► kernels::matmul ─► [m, n] f32
+//! token ids    ─► ops::BlockOps::block_rows ─► the rows, dequantised ─► embeddings
+//! ```
+//! Only the formats `kernels` has a product for are kept as blocks; any
+//! other type is dequantised to f32 at load, as before.
+
+pub mod kernels;
+pub mod matrix;
+pub mod ops;
+
+pub use kernels::BlockFormat;
+pub use matrix::BlockMatrix;
+
+use crate::gguf::quant::GgmlType;
+
+/// The kernel format for a GGUF tensor type, if there is a kernel for it.
+pub fn block_format(ty: GgmlType) -> Option<BlockFormat> {
+    Some(match ty {
+        GgmlType::Q4_0 => BlockFormat::Q4_0,
+        GgmlType::Q4_1 => BlockFormat::Q4_1,
+        GgmlType::Q5_0 => BlockFormat::Q5_0,
+        GgmlType::Q5_1 => BlockFormat::Q5_1,
+        GgmlType::Q8_0 => BlockFormat::Q8_0,
+        _ => return None,
+    })
+}
+
+/// The GGUF type a kernel format reads (the dequantiser's name for it).
+pub fn ggml_type(format: BlockFormat) -> GgmlType {
+    match format {
+        BlockFormat::Q4_0 => GgmlType::Q4_0,
+        BlockFormat::Q4_1 => GgmlType::Q4_1,
+        BlockFormat::Q5_0 => GgmlType::Q5_0,
+        BlockFormat::Q5_1 => GgmlType::Q5_1,
+        BlockFormat::Q8_0 => GgmlType::Q8_0,
+    }
+}

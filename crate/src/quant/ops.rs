@@ -1,0 +1,131 @@
+//! The block-matrix products as operations of burn's CPU backends
+//! (`#[backend_extension]`): the model calls them like any other tensor
+//! operation, the backend hands the kernels its own storage (for Flex, the
+//! file's bytes, without a copy).
+//!
+//! burn-ndarray is deprecated upstream and kept as the card's option: the
+//! code the macro generates for it names the deprecated type.
+#![allow(deprecated)]
+
+use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::{Backend, Flex, backend_extension};
+use burn::backend::flex::FlexTensor;
+use burn::tensor::TensorData;
+
+use super::kernels::{self, BlockFormat};
+use crate::gguf::quant::dequantize;
+
+#[backend_extension(Flex, NdArray: cfg(feature = "ndarray"))]
+pub trait BlockOps: Backend {
+    /// `x · Wᵀ` for the `[n, k]` matrix W stored as `n` rows of blocks.
+    ///
+    /// # Shapes
+    /// - x: `[m, k]` f32; blocks: `[n · row_bytes(k)]` u8 → `[m, n]` f32
+    fn block_matmul(x: FloatTensor<Self>, blocks: IntTensor<Self>, format: BlockFormat, n: usize, k: usize) -> FloatTensor<Self>;
+
+    /// Rows `ids` of the same matrix, dequantised (the token embedding
+    /// lookup when the LM head is tied to it).
+    ///
+    /// # Shapes
+    /// - blocks: `[n · row_bytes(k)]` u8; ids: `[t]` → `[t, k]` f32
+    fn block_rows(blocks: IntTensor<Self>, ids: IntTensor<Self>, format: BlockFormat, n: usize, k: usize) -> FloatTensor<Self>;
+}
+
+/// The product on plain slices; the shapes were checked when the matrix was built.
+fn matmul_slices(format: BlockFormat, blocks: &[u8], n: usize, k: usize, x: &[f32]) -> (Vec<f32>, usize) {
+    assert_eq!(blocks.len(), n * format.row_bytes(k), "block matrix of {n} × {k} {} has the wrong length", format.name());
+    assert_eq!(x.len() % k, 0, "input rows are not {k} wide");
+    let m = x.len() / k;
+    let mut out = vec![0f32; m * n];
+    kernels::matmul(format, blocks, n, k, x, m, &mut out);
+    (out, m)
+}
+
+fn rows_slices(format: BlockFormat, blocks: &[u8], n: usize, k: usize, ids: impl ExactSizeIterator<Item = usize>) -> Vec<f32> {
+    let row = format.row_bytes(k);
+    assert_eq!(blocks.len(), n * row, "block matrix of {n} × {k} {} has the wrong length", format.name());
+    let mut out = Vec::with_capacity(ids.len() * k);
+    for id in ids {
+        assert!(id < n, "row {id} of a {n}-row matrix");
+        let values = dequantize(super::ggml_type(format), &blocks[id * row..(id + 1) * row], k).expect("a checked row dequantises");
+        out.extend_from_slice(&values);
+    }
+    out
+}
+
+fn flex_f32(x: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
+    match x.as_slice::<f32>() {
+        Some(s) => s.into(),
+        None => x.to_contiguous().as_slice::<f32>().expect("a contiguous f32 tensor").to_vec().into(),
+    }
+}
+
+fn flex_ids(ids: &FlexTensor) -> Vec<usize> {
+    let ids = ids.to_contiguous();
+    if let Some(v) = ids.as_slice::<i32>() {
+        v.iter().map(|&i| i as usize).collect()
+    } else if let Some(v) = ids.as_slice::<i64>() {
+        v.iter().map(|&i| i as usize).collect()
+    } else {
+        panic!("token ids of dtype {:?}", ids.dtype())
+    }
+}
+
+impl BlockOps for Flex {
+    fn block_matmul(x: FlexTensor, blocks: FlexTensor, format: BlockFormat, n: usize, k: usize) -> FlexTensor {
+        let x = flex_f32(&x);
+        let blocks = blocks.as_slice::<u8>().expect("block storage is a contiguous u8 view");
+        let (out, m) = matmul_slices(format, blocks, n, k, &x);
+        FlexTensor::from_data(TensorData::new(out, [m, n]))
+    }
+
+    fn block_rows(blocks: FlexTensor, ids: FlexTensor, format: BlockFormat, n: usize, k: usize) -> FlexTensor {
+        let ids = flex_ids(&ids);
+        let t = ids.len();
+        let blocks = blocks.as_slice::<u8>().expect("block storage is a contiguous u8 view");
+        FlexTensor::from_data(TensorData::new(rows_slices(format, blocks, n, k, ids.into_iter()), [t, k]))
+    }
+}
+
+#[cfg(feature = "ndarray")]
+mod ndarray_impl {
+    use burn::backend::NdArray;
+    use burn::backend::ndarray::NdArrayTensor;
+    use burn::backend::TensorMetadata;
+    use burn::tensor::TensorData;
+
+    use super::{BlockFormat, BlockOps, matmul_slices, rows_slices};
+
+    use std::borrow::Cow;
+
+    fn bytes(t: &NdArrayTensor) -> Cow<'_, [u8]> {
+        match t {
+            NdArrayTensor::U8(s) => match s.view().to_slice() {
+                Some(b) => Cow::Borrowed(b),
+                None => Cow::Owned(s.view().iter().copied().collect()),
+            },
+            other => panic!("block storage of dtype {:?}", other.dtype()),
+        }
+    }
+
+    impl BlockOps for NdArray {
+        fn block_matmul(x: NdArrayTensor, blocks: NdArrayTensor, format: BlockFormat, n: usize, k: usize) -> NdArrayTensor {
+            let x: Vec<f32> = match &x {
+                NdArrayTensor::F32(s) => s.view().iter().copied().collect(),
+                other => panic!("block_matmul on {:?} input", other.dtype()),
+            };
+            let (out, m) = matmul_slices(format, &bytes(&blocks), n, k, &x);
+            NdArrayTensor::from_data(TensorData::new(out, [m, n]))
+        }
+
+        fn block_rows(blocks: NdArrayTensor, ids: NdArrayTensor, format: BlockFormat, n: usize, k: usize) -> NdArrayTensor {
+            let ids: Vec<usize> = match &ids {
+                NdArrayTensor::I64(s) => s.view().iter().map(|&i| i as usize).collect(),
+                NdArrayTensor::I32(s) => s.view().iter().map(|&i| i as usize).collect(),
+                other => panic!("token ids of dtype {:?}", other.dtype()),
+            };
+            let t = ids.len();
+            NdArrayTensor::from_data(TensorData::new(rows_slices(format, &bytes(&blocks), n, k, ids.into_iter()), [t, k]))
+        }
+    }
+}

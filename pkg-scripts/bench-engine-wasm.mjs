@@ -1,62 +1,196 @@
-// The wasm engine's own speed on a GGUF model in headless Chromium, one
-// thread, measured the way `nexttoken bench` and pkg-scripts/bench-llamacpp
-// measure natively: building the model from the file's bytes, prefill of a
-// 64-token prompt, and 128 decode steps one at a time (each `step` is the
-// model call plus the step's report over the whole vocabulary, as the page
-// uses it), medians of repeats; then the tab's memory (largest renderer
-// process, VmRSS and peak VmHWM from /proc).
-// Usage (after pkg-scripts/build and pkg-scripts/fetch-smollm2):
-//   node pkg-scripts/bench-engine-wasm.mjs [models/path/to/file.gguf] [repeats]
+// The wasm engine's own speed in headless Chromium, one thread, measured the
+// way `nexttoken bench` and pkg-scripts/bench-llamacpp measure natively:
+// building the model from its files, prefill of a P-token prompt in one batch
+// from an empty cache, and D decode steps one at a time after that prompt
+// (each `Playground.step` is the model call plus the step's report over the
+// whole vocabulary, as the page uses it), medians of repeats after one
+// warm-up prefill (on a toy model a repeat runs its measure until 50 ms have
+// passed, as the browser's clock ticks in 0.1 ms). P and D are 64 and 128, shortened to fit the model's
+// context (bench-common.mjs). Also `Playground.preview` alone (the rules and
+// report over the vocabulary, no model call: the part of a step that is not
+// the model), and the tab's memory: the renderer's VmRSS after the load, and
+// with --memory-tokens=T (default 1024, when the context holds them) VmRSS and
+// the process's peak VmHWM once the cache holds T tokens (a prompt of T - 24
+// tokens, then decode steps). The figures are one JSON line, the last on stdout.
+// Usage (after pkg-scripts/build):
+//   node pkg-scripts/bench-engine-wasm.mjs [MODEL] [REPEATS] [--prefill=P] [--decode=D] [--memory-tokens=T] [--json]
+//   MODEL: a name from www/models/index.json (bard, smollm2-135m), a built-in
+//   (logits10, bigram-abc, kv-demo) or a GGUF path under www/ (default: SmolLM2's file)
 import { startServer, launchBrowser, rendererMemory } from "../tests/e2e/harness.mjs";
+import { SMOLLM2_URL_PATH, BUILTINS, positionals, intOption, benchLengths, say } from "./bench-common.mjs";
 
-const file = process.argv.find((a) => a.endsWith(".gguf")) ?? "models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
-const repeats = Number(process.argv.find((a) => /^\d+$/.test(a)) || 3);
+const args = positionals();
+const model = args.find((a) => !/^\d+$/.test(a)) ?? SMOLLM2_URL_PATH;
+const repeats = Number(args.find((a) => /^\d+$/.test(a)) ?? 3);
+const memoryTokens = intOption("memory-tokens", 1024);
 const server = await startServer();
 const browser = await launchBrowser();
 try {
   const page = await browser.newPage();
-  page.on("console", (m) => { if (m.type() === "error") console.error(`page: ${m.text()}`); });
+  page.on("console", (m) => {
+    if (m.type() === "error" && !/favicon\.ico$/.test(m.location()?.url ?? "")) console.error(`page: ${m.text()}`);
+  });
   // Any document of the server's origin will do: the engine is imported into it.
   await page.goto(`${server.url}models/index.json`);
-  const result = await page.evaluate(async ({ file, repeats }) => {
-    const mod = await import("/pkg/nexttoken.js");
-    await mod.default();
-    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const t0 = performance.now();
-    const res = await fetch(`/${file}`);
-    if (!res.ok) throw new Error(`GET /${file}: HTTP ${res.status} (run pkg-scripts/fetch-smollm2)`);
-    let bytes = new Uint8Array(await res.arrayBuffer());
-    const t1 = performance.now();
-    const pg = mod.Playground.from_gguf(bytes, file.split("/").pop());
-    bytes = null;
-    const t2 = performance.now();
-    const greedy = { temperature: 0, max_new: 4096 };
-    // " the" is one token: 64 of them are a 64-token prompt.
-    const prompt = " the".repeat(64);
-    const prefill = [];
-    for (let r = 0; r < repeats + 1; r++) {
-      const s = performance.now();
-      const rep = pg.start(prompt, greedy);
-      if (rep.prompt_tokens.length !== 64) throw new Error(`the prompt is ${rep.prompt_tokens.length} tokens, not 64`);
-      if (r > 0) prefill.push(64 / ((performance.now() - s) / 1000)); // the first run warms up
-    }
-    const decode = [];
-    for (let r = 0; r < repeats; r++) {
-      pg.start("The history of the printing press", greedy);
-      const s = performance.now();
-      for (let i = 0; i < 128; i++) pg.step(greedy);
-      decode.push(128 / ((performance.now() - s) / 1000));
-    }
-    return {
-      fetch_s: (t1 - t0) / 1000, build_s: (t2 - t1) / 1000,
-      prefill64_tok_s: median(prefill), prefill64_runs: prefill,
-      decode_tok_s: median(decode), decode_runs: decode, decode_tokens: 128,
-    };
-  }, { file, repeats });
-  const memory = await rendererMemory();
-  console.log(JSON.stringify({ engine: "nexttoken wasm (Chromium, 1 thread)", file, ...result,
-    tab_rss_mb: memory?.rss ?? null, tab_peak_mb: memory?.hwm ?? null }));
+  const loaded = await page.evaluate(loadModel, { model, builtins: BUILTINS });
+  await page.evaluate(definePrompts);
+  const afterLoad = await rendererMemory();
+  const lengths = benchLengths(loaded.info.context);
+  const prefill = intOption("prefill", lengths.prefill, 1);
+  const decode = intOption("decode", lengths.decode, 1);
+  say(`${model}: built in ${loaded.build_s.toFixed(2)} s; timing prefill of ${prefill} tokens and ${decode} decode steps, ${repeats} repeats`);
+  const speed = await page.evaluate(measureSpeed, { prefill, decode, repeats });
+  let memory = null;
+  if (memoryTokens > 24 && memoryTokens <= loaded.info.context && loaded.info.kind === "transformer") {
+    say(`${model}: filling the cache to ${memoryTokens} tokens for the memory figure`);
+    const filled = await page.evaluate(fillCache, { tokens: memoryTokens });
+    const m = await rendererMemory();
+    memory = { tokens: filled.kv_len, kv_bytes: filled.kv_bytes, tab_rss_mb: m?.rss ?? null, tab_peak_mb: m?.hwm ?? null };
+  }
+  const figures = {
+    engine: "nexttoken wasm (Chromium, 1 thread)", model, name: loaded.info.name, ...loaded, ...speed,
+    tab_rss_after_load_mb: afterLoad?.rss ?? null, tab_peak_mb: (await rendererMemory())?.hwm ?? null, memory,
+  };
+  say(`${model}: prefill ${speed.prefill_tok_s.toFixed(1)} tok/s, decode ${speed.decode_tok_s.toFixed(1)} tok/s, ` +
+    `preview alone ${speed.preview_ms.toFixed(2)} ms; tab after load ${afterLoad?.rss?.toFixed(0)} MB` +
+    (memory ? `, with ${memory.tokens} tokens cached ${memory.tab_rss_mb?.toFixed(0)} MB, peak ${memory.tab_peak_mb?.toFixed(0)} MB` : ""));
+  console.log(JSON.stringify(figures)); // the last line on stdout, for pkg-scripts/bench
 } finally {
   await browser.close();
   await server.close();
+}
+
+/**
+ * Runs in the page: builds the model into window.__pg.
+ * @param {{ model: string, builtins: string[] }} arg
+ */
+async function loadModel({ model, builtins }) {
+  const mod = await import("/pkg/nexttoken.js");
+  await mod.default();
+  const get = async (url) => {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status} (run pkg-scripts/fetch-smollm2 for SmolLM2)`);
+    return res;
+  };
+  const t0 = performance.now();
+  let build;
+  if (builtins.includes(model)) {
+    build = () => mod.Playground.builtin(model);
+  } else {
+    let gguf = model.endsWith(".gguf") ? model : null;
+    let base = null;
+    if (!gguf) {
+      const index = await (await get("/models/index.json")).json();
+      const entry = index.models.find((m) => m.name === model);
+      if (!entry) throw new Error(`no model "${model}" in models/index.json, and not a built-in`);
+      if (entry.gguf) gguf = `models/${entry.gguf}`;
+      else base = `/models/${entry.path.replace(/[^/]+$/, "")}`;
+    }
+    if (gguf) {
+      let bytes = new Uint8Array(await (await get(`/${gguf}`)).arrayBuffer());
+      build = () => { const pg = mod.Playground.from_gguf(bytes, gguf.split("/").pop()); bytes = null; return pg; };
+    } else {
+      const manifestText = await (await get(`${base}model.json`)).text();
+      const manifest = JSON.parse(manifestText);
+      const weights = new Uint8Array(await (await get(`${base}${manifest.weights}`)).arrayBuffer());
+      const tokenizer = await (await get(`${base}${manifest.tokenizer}`)).text();
+      build = () => mod.Playground.from_files(manifestText, weights, tokenizer);
+    }
+  }
+  const t1 = performance.now();
+  window.__pg = build();
+  const t2 = performance.now();
+  const info = window.__pg.info();
+  return { fetch_s: (t1 - t0) / 1000, build_s: (t2 - t1) / 1000, info: { context: info.context, vocab_size: info.vocab_size, params: info.params ?? null, kind: info.kind } };
+}
+
+/**
+ * Runs in the page: the settings every measure uses (greedy; the end token,
+ * if any, banned so no run stops early) and window.__promptOf(n), a prompt
+ * of exactly n tokens: one short text repeated, the first of a few that the
+ * model's tokenizer splits into one token per repeat.
+ */
+function definePrompts() {
+  const pg = window.__pg;
+  const eos = pg.info().eos_id;
+  window.__settings = { temperature: 0, max_new: 4096, stop: [], banned: eos === null || eos === undefined ? [] : [eos] };
+  const candidates = [" the", " a", "a", ...pg.vocab_text().slice(0, 64)].filter((t) => t.length > 0);
+  let unit = null;
+  window.__promptOf = (n) => {
+    if (unit !== null) return unit.repeat(n);
+    for (const c of candidates) {
+      let tokens = -1;
+      try { tokens = pg.start(c.repeat(n), window.__settings).prompt_tokens.length; } catch { /* not in this vocabulary */ }
+      if (tokens === n) { unit = c; return c.repeat(n); }
+    }
+    throw new Error(`no text in [${candidates.slice(0, 5).join("|")}…] repeats into ${n} tokens`);
+  };
+}
+
+/**
+ * Runs in the page: prefill and decode speed, medians over `repeats`.
+ * @param {{ prefill: number, decode: number, repeats: number }} arg
+ */
+function measureSpeed({ prefill, decode, repeats }) {
+  const pg = window.__pg;
+  const settings = window.__settings;
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const prompt = window.__promptOf(prefill);
+  // The browser's clock ticks in 0.1 ms: a repeat on a toy model runs its
+  // measure as many times as it takes to fill MIN_MS, and counts them all.
+  const MIN_MS = 50;
+  const timedRepeat = (once) => {
+    let tokens = 0, ms = 0;
+    do { const t = once(); tokens += t.tokens; ms += t.ms; } while (ms < MIN_MS);
+    return tokens / (ms / 1000);
+  };
+  const prefillOnce = () => {
+    const s = performance.now();
+    const rep = pg.start(prompt, settings);
+    const ms = performance.now() - s;
+    if (rep.prompt_tokens.length !== prefill) throw new Error(`the prompt is ${rep.prompt_tokens.length} tokens, not ${prefill}`);
+    return { tokens: prefill, ms };
+  };
+  const decodeOnce = () => {
+    pg.start(prompt, settings);
+    const s = performance.now();
+    for (let i = 0; i < decode; i++) {
+      const rep = pg.step(settings);
+      if (rep.stop && i < decode - 1) throw new Error(`decode stopped after ${i + 1} steps: ${rep.stop}`);
+    }
+    return { tokens: decode, ms: performance.now() - s };
+  };
+  prefillOnce(); // warm-up
+  const prefillRuns = [];
+  for (let r = 0; r < repeats; r++) prefillRuns.push(timedRepeat(prefillOnce));
+  const decodeRuns = [];
+  for (let r = 0; r < repeats; r++) decodeRuns.push(timedRepeat(decodeOnce));
+  // The rules and the report over the whole vocabulary without the model:
+  // what a step costs beyond the model call.
+  const preview = [];
+  for (let i = 0; i < 20; i++) {
+    let n = 0;
+    const s = performance.now();
+    do { pg.preview(settings); n++; } while (performance.now() - s < 1);
+    preview.push((performance.now() - s) / n);
+  }
+  return {
+    prefill_tokens: prefill, prefill_tok_s: median(prefillRuns), prefill_tok_s_runs: prefillRuns,
+    decode_tokens: decode, decode_tok_s: median(decodeRuns), decode_tok_s_runs: decodeRuns,
+    decode_tok_s_best: Math.max(...decodeRuns), preview_ms: median(preview),
+  };
+}
+
+/**
+ * Runs in the page: the cache filled to `tokens`: a prompt of tokens - 24,
+ * then decode steps until the cache holds `tokens` positions.
+ * @param {{ tokens: number }} arg
+ */
+function fillCache({ tokens }) {
+  const pg = window.__pg;
+  const settings = window.__settings;
+  let rep = pg.start(window.__promptOf(tokens - 24), settings);
+  for (let i = 0; i < 48 && rep.kv.len < tokens; i++) rep = pg.step(settings);
+  if (rep.kv.len !== tokens) throw new Error(`the cache holds ${rep.kv.len} tokens, not ${tokens}`);
+  return { kv_len: rep.kv.len, kv_bytes: rep.kv.bytes };
 }

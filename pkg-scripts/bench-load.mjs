@@ -7,12 +7,14 @@
 // in which case the page is opened once first and the timed loads reuse it.
 // The page is opened with ?bench=1, so it loads bench.js, which keeps the
 // load milestones (window.__ntpLoad); the student's page has none of it.
-// Usage (after pkg-scripts/build):  node pkg-scripts/bench-load.mjs [runs] [--warm] [--model=NAME]
+// Usage (after pkg-scripts/build):  node pkg-scripts/bench-load.mjs [runs] [--warm] [--model=NAME] [--json]
+//   --json: the figures as one JSON line on stdout (the readable lines go to stderr)
 import { startServer, launchBrowser, openPage, waitForReady, rendererMemory } from "../tests/e2e/harness.mjs";
+import { option, positionals, say, emitJson, median, stats } from "./bench-common.mjs";
 
-const runs = Number(process.argv.find((a) => /^\d+$/.test(a)) || 5);
+const runs = Number(positionals().find((a) => /^\d+$/.test(a)) || 5);
 const warm = process.argv.includes("--warm");
-const model = process.argv.find((a) => a.startsWith("--model="))?.slice("--model=".length);
+const model = option("model");
 const server = await startServer();
 const pageUrl = `${server.url}?bench=1${model ? `&model=${encodeURIComponent(model)}` : ""}`;
 /** Per run: the largest renderer's { rss, hwm } in MB when the page is ready. */
@@ -73,19 +75,18 @@ try {
 // time at which this script saw body[data-ready] is later by its polling.
 const summary = (label, xs) => {
   const v = xs.filter((x) => typeof x === "number").sort((a, b) => a - b);
-  console.log(`${label} (${warm ? "warm cache" : "cold profile"}), ${v.length} runs: ` +
+  say(`${label} (${warm ? "warm cache" : "cold profile"}), ${v.length} runs: ` +
     `median ${v[Math.floor(v.length / 2)].toFixed(0)} ms, max ${v[v.length - 1].toFixed(0)} ms, all ${v.map((t) => t.toFixed(0)).join(", ")}`);
 };
-console.log(`page: ${pageUrl}`);
+say(`page: ${pageUrl}`);
 summary("open → first distribution in the DOM", stages.map((s) => s.first_render));
 summary("open → ready seen by the test driver", times);
 if (floor.length) summary("floor: open → a trivial page's module script runs", floor);
 
 // Where the time goes (medians over the runs, ms since navigation start unless
 // marked as a duration).
-const median = (xs) => { const v = xs.filter((x) => typeof x === "number").sort((a, b) => a - b); return v.length ? v[Math.floor(v.length / 2)] : NaN; };
-const row = (label, f) => console.log(`  ${label.padEnd(46)} ${median(stages.map(f)).toFixed(0).padStart(6)} ms`);
-console.log("median of each stage:");
+const row = (label, f) => say(`  ${label.padEnd(46)} ${(median(stages.map(f)) ?? NaN).toFixed(0).padStart(6)} ms`);
+say("median of each stage:");
 row("bench.js running (main.js started, its first import)", (s) => s.boot);
 row("controls built", (s) => s.controls);
 row("model catalogue read (models/index.json)", (s) => s.catalogue);
@@ -104,5 +105,17 @@ row("first distribution in the DOM", (s) => s.first_render);
 
 if (memory.some((m) => m)) {
   const fmt = (xs) => xs.map((x) => x.toFixed(0)).join(", ");
-  console.log(`tab (largest renderer process) when ready: VmRSS ${fmt(memory.map((m) => m?.rss ?? NaN))} MB; peak VmHWM ${fmt(memory.map((m) => m?.hwm ?? NaN))} MB`);
+  say(`tab (largest renderer process) when ready: VmRSS ${fmt(memory.map((m) => m?.rss ?? NaN))} MB; peak VmHWM ${fmt(memory.map((m) => m?.hwm ?? NaN))} MB`);
 }
+const firstRender = stages.map((s) => s.first_render);
+emitJson({
+  model: model ?? "default", warm, runs,
+  first_render: { ...stats(firstRender), runs: firstRender },
+  seen_ready: stats(times),
+  floor: floor.length ? { ...stats(floor), runs: floor } : null,
+  stages: {
+    worker_ready: median(stages.map((s) => s.ready)), worker_build_ms: median(stages.map((s) => s.worker?.build_ms)),
+    worker_files_ms: median(stages.map((s) => s.worker?.files_ms)), prefill_ms: median(stages.map((s) => s.prefill_ms)),
+  },
+  tab_rss_mb: stats(memory.map((m) => m?.rss)), tab_peak_mb: stats(memory.map((m) => m?.hwm)),
+});

@@ -4,11 +4,16 @@
 //     input event's timeStamp to the first animation-frame callback after the
 //     DOM holds the new numbers (the frame that paints them). Moves are
 //     ArrowRight/ArrowLeft presses on the focused temperature slider, one at a
-//     time (each waits for its record).
+//     time (each waits for its record). The first move after the page is
+//     ready is reported apart from the later ones; with --loads=N the page is
+//     opened N times, each in a freshly launched browser (so no load reuses
+//     the code another compiled), and the first moves of every load are
+//     listed, the later ones pooled.
 //   - the same slider measure at V = 49,152 (bench only, nothing of it ships):
 //     the page's own Previewer is given 49,152 synthetic token names, seeded
 //     random logits and a 64-token history (bench.js's
-//     withSyntheticVocabulary); every panel is the real one.
+//     withSyntheticVocabulary); every panel is the real one. (On the real
+//     SmolLM2, open the page with model smollm2-135m instead.)
 //   - for that vocabulary also the engine alone: a separate wasm Previewer in
 //     the page, per move preview() alone, and preview() + the distribution,
 //     rules and entropy panels painted into a scratch copy + a forced layout
@@ -21,106 +26,140 @@
 //     input whose handler only changes one text node, timed the same way
 //     (event timeStamp -> first animation-frame callback after the change).
 //   - one Step click -> the output panel shows one more token (a model call and a repaint).
-// Speed targets live here and in BENCHMARKS.md, never in the tests.
+// The floor, the V = 49,152 figures, the steps and the beam search are
+// measured on the last load only. Speed targets live in BENCHMARKS.md, never
+// in the tests.
 //
-// Usage: node pkg-scripts/bench-page.mjs [model] [moves] [steps] [bigMoves]   (after pkg-scripts/build)
+// Usage: node pkg-scripts/bench-page.mjs [model] [moves] [steps] [bigMoves] [--loads=N] [--no-floor] [--no-beam] [--json]
+//   (after pkg-scripts/build)
 //   bigMoves: moves of the V = 49,152 measurement (0 skips it; default 60)
+//   --json: the figures as one JSON line on stdout (the readable lines go to stderr)
 
 import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
+import { positionals, intOption, say, emitJson, describeMs, stats } from "./bench-common.mjs";
 
-const [model = "logits10", movesArg = "200", stepsArg = "20", bigMovesArg = "60"] = process.argv.slice(2);
+const [model = "logits10", movesArg = "200", stepsArg = "20", bigMovesArg = "60"] = positionals();
 const moves = Number(movesArg);
 const steps = Number(stepsArg);
 const bigMoves = Number(bigMovesArg);
-if (!Number.isInteger(moves) || moves < 1 || !Number.isInteger(steps) || steps < 0 || !Number.isInteger(bigMoves) || bigMoves < 0) {
-  console.error("usage: node pkg-scripts/bench-page.mjs [model] [moves >= 1] [steps >= 0] [bigMoves >= 0]");
+const loads = intOption("loads", 1, 1);
+const withFloor = !process.argv.includes("--no-floor");
+const withBeam = !process.argv.includes("--no-beam");
+if (!Number.isInteger(moves) || moves < 2 || !Number.isInteger(steps) || steps < 0 || !Number.isInteger(bigMoves) || bigMoves < 0) {
+  console.error("usage: node pkg-scripts/bench-page.mjs [model] [moves >= 2] [steps >= 0] [bigMoves >= 0] [--loads=N] [--no-floor] [--no-beam] [--json]");
   process.exit(2);
 }
 const BIG_VOCAB = 49152;
 
-/**
- * Median and 95th percentile of a list of milliseconds.
- * @param {number[]} ms
- */
-function summarize(ms) {
-  const s = [...ms].sort((a, b) => a - b);
-  const at = (q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
-  return `median ${at(0.5).toFixed(1)} ms, p95 ${at(0.95).toFixed(1)} ms, n = ${s.length}`;
-}
-
+const figures = { model, loads, moves, first: { frame: [], painted: [], work: [] }, later: null, floor: null, big: null, steps: null, beam_ms: null, problems: [] };
+const later = { frame: [], painted: [], work: [] };
 const server = await startServer();
-const browser = await launchBrowser();
+/** A fresh browser per load (launched below), so no load reuses another's compiled code. */
+let browser = null;
 try {
   // Every rule on, as in the synthetic measurement below (the same settings for every figure).
   // bench=1: the page loads bench.js, which keeps the records read here.
   const query = `model=${encodeURIComponent(model)}&top_k=50&top_p=0.9&min_p=0.02&repetition_penalty=1.2&bench=1`;
-  const { page, errors } = await openPage(browser, new URL(`index.html?${query}`, server.url).href);
-  await waitForReady(page);
+  for (let load = 1; load <= loads; load++) {
+    await browser?.close();
+    browser = await launchBrowser();
+    const { page, errors } = await openPage(browser, new URL(`index.html?${query}`, server.url).href);
+    await waitForReady(page, 300000);
 
-  // The main-thread previewer becomes ready shortly after the model; measure
-  // the page as a student meets it a moment after loading.
-  const local = await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 })
-    .then(() => true, () => false);
-  const { paints, painted, work } = await sliderMoves(page, moves);
-  const source = await page.evaluate(() => document.body.dataset.previewSource);
-  console.log(`keyboard slider move -> frame with the new paint (${model}, V = ${await page.evaluate(() => document.querySelector("#model-facts").textContent.split(" · ")[1])}, `
-    + `preview on the ${source === "local" ? "page's thread" : "worker"}${local ? "" : "; main-thread previewer never became ready"}): ${summarize(paints)}`);
-
-  console.log(`  to that frame painted (first task after its rendering): ${summarize(painted)}`);
-  console.log(`  of which the page's work (event -> DOM updated, in the input task): ${summarize(work)}`);
-  const floor = await measureFloor(page, moves);
-  console.log(`floor: key press -> frame, handler changes one text node (same page, same method): ${summarize(floor.frame)}`);
-  console.log(`  to that frame painted: ${summarize(floor.painted)}`);
-
-  if (bigMoves > 0) {
-    await page.evaluate(defineSyntheticState);
-    const big = await page.evaluate(measureBigVocab, { vocab: BIG_VOCAB, moves: bigMoves });
-    console.log(`V = ${BIG_VOCAB} (synthetic, bench only), preview() alone: ${summarize(big.preview)}`);
-    console.log(`V = ${BIG_VOCAB} (synthetic, bench only), rules + render (preview() + dist, rules, entropy panels, synchronous): ${summarize(big.sync)}`);
-    // The same slider, the same clock as the first figure, with the page's
-    // Previewer holding the synthetic 49,152-token state instead of the model's.
-    await page.evaluate(installSyntheticState, { vocab: BIG_VOCAB });
-    const synthetic = await sliderMoves(page, bigMoves);
-    console.log(`keyboard slider move -> frame with the new paint, V = ${BIG_VOCAB} (synthetic logits in the page's Previewer, every panel real): ${summarize(synthetic.paints)}`);
-    console.log(`  to that frame painted: ${summarize(synthetic.painted)}`);
-    console.log(`  of which the page's work (event -> DOM updated, in the input task): ${summarize(synthetic.work)}`);
-  }
-
-  const stepTimes = [];
-  for (let i = 0; i < steps; i++) {
-    const n = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
-    const t0 = performance.now();
-    await page.click("#btn-step");
-    try {
-      await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length > k, n, { timeout: 30000 });
-    } catch {
-      console.log(`step ${i + 1}: no new token (a stop condition?); stopping the step benchmark`);
-      break;
+    // The main-thread previewer becomes ready shortly after the model; measure
+    // the page as a student meets it a moment after loading.
+    const local = await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 60000 })
+      .then(() => true, () => false);
+    const { paints, painted, work } = await sliderMoves(page, moves);
+    figures.first.frame.push(paints[0]);
+    figures.first.painted.push(painted[0]);
+    figures.first.work.push(work[0]);
+    later.frame.push(...paints.slice(1));
+    later.painted.push(...painted.slice(1));
+    later.work.push(...work.slice(1));
+    const source = await page.evaluate(() => document.body.dataset.previewSource);
+    figures.vocab = await page.evaluate(() => document.querySelector("#model-facts").textContent.split(" · ")[1]);
+    figures.preview_source = source;
+    say(`load ${load}/${loads}: first slider move after the page is ready -> frame ${paints[0].toFixed(1)} ms ` +
+      `(painted ${painted[0].toFixed(1)} ms, page work ${work[0].toFixed(1)} ms); the ${paints.length - 1} later moves -> frame: ${describeMs(paints.slice(1))}`);
+    if (load < loads) {
+      figures.problems.push(...errors);
+      await page.close();
+      continue;
     }
-    stepTimes.push(performance.now() - t0);
+
+    say(`keyboard slider move -> frame with the new paint (${model}, V = ${figures.vocab}, `
+      + `preview on the ${source === "local" ? "page's thread" : "worker"}${local ? "" : "; main-thread previewer never became ready"}), `
+      + `moves after the first, ${loads} load(s): ${describeMs(later.frame)}`);
+    say(`  to that frame painted (first task after its rendering): ${describeMs(later.painted)}`);
+    say(`  of which the page's work (event -> DOM updated, in the input task): ${describeMs(later.work)}`);
+    say(`first move after load, each load -> frame: ${figures.first.frame.map((x) => x.toFixed(1)).join(", ")} ms; ` +
+      `painted: ${figures.first.painted.map((x) => x.toFixed(1)).join(", ")} ms`);
+    if (withFloor) {
+      const floor = await measureFloor(page, moves);
+      say(`floor: key press -> frame, handler changes one text node (same page, same method): ${describeMs(floor.frame)}`);
+      say(`  to that frame painted: ${describeMs(floor.painted)}`);
+      figures.floor = { frame: stats(floor.frame), painted: stats(floor.painted) };
+    }
+
+    if (bigMoves > 0) {
+      await page.evaluate(defineSyntheticState);
+      const big = await page.evaluate(measureBigVocab, { vocab: BIG_VOCAB, moves: bigMoves });
+      say(`V = ${BIG_VOCAB} (synthetic, bench only), preview() alone: ${describeMs(big.preview)}`);
+      say(`V = ${BIG_VOCAB} (synthetic, bench only), rules + render (preview() + dist, rules, entropy panels, synchronous): ${describeMs(big.sync)}`);
+      // The same slider, the same clock as the first figure, with the page's
+      // Previewer holding the synthetic 49,152-token state instead of the model's.
+      await page.evaluate(installSyntheticState, { vocab: BIG_VOCAB });
+      const synthetic = await sliderMoves(page, bigMoves);
+      say(`keyboard slider move -> frame with the new paint, V = ${BIG_VOCAB} (synthetic logits in the page's Previewer, every panel real): ${describeMs(synthetic.paints)}`);
+      say(`  to that frame painted: ${describeMs(synthetic.painted)}`);
+      say(`  of which the page's work (event -> DOM updated, in the input task): ${describeMs(synthetic.work)}`);
+      figures.big = { preview: stats(big.preview), sync: stats(big.sync), frame: stats(synthetic.paints), painted: stats(synthetic.painted), work: stats(synthetic.work) };
+    }
+
+    const stepTimes = [];
+    for (let i = 0; i < steps; i++) {
+      const n = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
+      const t0 = performance.now();
+      await page.click("#btn-step");
+      try {
+        await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length > k, n, { timeout: 60000 });
+      } catch {
+        say(`step ${i + 1}: no new token (a stop condition?); stopping the step benchmark`);
+        break;
+      }
+      stepTimes.push(performance.now() - t0);
+    }
+    if (stepTimes.length) {
+      const worker = (await page.evaluate(() => window.__ntpSteps.slice())).slice(-stepTimes.length);
+      say(`step click -> token shown (${model}): ${describeMs(stepTimes)}`);
+      say(`  of which the worker's time (decode step + report): ${describeMs(worker)}`);
+      figures.steps = { click_to_token: stats(stepTimes), worker: stats(worker) };
+    }
+    if (withBeam) {
+      // One beam search from here, timed (the panel's Search button on a slow model).
+      await page.evaluate(() => { window.__ntpBeams.length = 0; });
+      const search = await page.$("#p-beam [data-action=beam-search]:not([hidden])");
+      if (search) await search.click();
+      try {
+        await page.waitForFunction(() => window.__ntpBeams.length > 0, null, { timeout: 120000 });
+        const settings = await page.evaluate(() => [document.querySelector("#ctl-beams").value, document.querySelector("#ctl-beam_len").value]);
+        figures.beam_ms = await page.evaluate(() => window.__ntpBeams[0]);
+        say(`beam search, ${settings[0]} beams × ${settings[1]} tokens (${model}): ${figures.beam_ms.toFixed(0)} ms`);
+      } catch {
+        say("beam search: no search ran (beam panel hidden?)");
+      }
+    }
+    figures.problems.push(...errors);
+    if (errors.length) say(`page reported problems:\n  ${errors.join("\n  ")}`);
+    await page.close();
   }
-  if (stepTimes.length) {
-    console.log(`step click -> token shown (${model}): ${summarize(stepTimes)}`);
-    const worker = await page.evaluate(() => window.__ntpSteps.slice());
-    console.log(`  of which the worker's time (decode step + report): ${summarize(worker.slice(-stepTimes.length))}`);
-  }
-  // One beam search from here, timed (the panel's Search button on a slow model).
-  await page.evaluate(() => { window.__ntpBeams.length = 0; });
-  const search = await page.$("#p-beam [data-action=beam-search]:not([hidden])");
-  if (search) await search.click();
-  try {
-    await page.waitForFunction(() => window.__ntpBeams.length > 0, null, { timeout: 120000 });
-    const settings = await page.evaluate(() => [document.querySelector("#ctl-beams").value, document.querySelector("#ctl-beam_len").value]);
-    console.log(`beam search, ${settings[0]} beams × ${settings[1]} tokens (${model}): ${(await page.evaluate(() => window.__ntpBeams[0])).toFixed(0)} ms`);
-  } catch {
-    console.log("beam search: no search ran (beam panel hidden?)");
-  }
-  if (errors.length) console.log(`page reported problems:\n  ${errors.join("\n  ")}`);
-  await page.close();
 } finally {
-  await browser.close();
+  await browser?.close();
   await server.close();
 }
+figures.later = { frame: stats(later.frame), painted: stats(later.painted), work: stats(later.work) };
+emitJson(figures);
 
 /**
  * Keyboard moves on the temperature slider, alternating up and down so every

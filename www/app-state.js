@@ -5,6 +5,7 @@
 
 import { parseQuery } from "./state/url.js";
 import { toEngineSettings } from "./state/settings.js";
+import { makeSpeed } from "./speed.js";
 
 /** @param {string} sel */
 export const $ = (sel) => /** @type {HTMLElement} */ (document.querySelector(sel));
@@ -24,6 +25,7 @@ export const view = {
   beam: null, beamBusy: false, beamProgress: null,
   beamEstimateMs: null,  // set when a search would take this long: the panel offers a button instead of searching
   stepMs: null,          // the worker's time for the last decode step
+  speed: makeSpeed(),    // the engine's prefill and decode timings since the last prompt (speed.js)
   train: null, trainBusy: false,
   score: null, scoreBusy: false, scoreSelected: null,   // the score panel's report, and the token whose details show
   logitsEdited: false,   // the engine holds a vector other than the course's

@@ -12,6 +12,7 @@ import { say, unsay, sayEngineError } from "./messages.js";
 import { updateUrl } from "./url-sync.js";
 import { scheduleRender, paintPreviewNow, onBeforePaint } from "./paint.js";
 import { emit } from "./events.js";
+import { takeTiming } from "./speed.js";
 
 /**
  * Start from the prompt and regenerate state.steps tokens with the current
@@ -35,11 +36,11 @@ export async function replay() {
     view.distribution = null;
     throw err;
   }
-  takeReport(msg.report);
+  takeReport(msg);
   emit("replay-start", { ms: msg.ms });
   for (let i = 0; i < state.steps; i++) {
     msg = await client.request("step", { settings: engineSettings() });
-    takeReport(msg.report, msg.ms);
+    takeReport(msg);
     if (msg.report.stop) break;
   }
   state.steps = view.report.generated.length;
@@ -56,12 +57,15 @@ export async function replayOrSay() {
 }
 
 /**
- * Adopt a StepReport as the current view.
- * @param {any} report
- * @param {number} [stepMs] the worker's time for the decode step that made it
+ * Adopt a step reply's StepReport as the current view, and its timing as the
+ * speed readout's.
+ * @param {{ report: any, ms?: number, timing?: { phase: "prefill"|"decode", tokens: number, ms: number } }} msg
+ *   ms: the worker's time for the request; timing: the engine call's alone
  */
-function takeReport(report, stepMs) {
-  if (stepMs !== undefined && report.chosen) { view.stepMs = stepMs; emit("decode-step", { ms: stepMs }); }
+function takeReport(msg) {
+  const report = msg.report;
+  if (msg.ms !== undefined && report.chosen) { view.stepMs = msg.ms; emit("decode-step", { ms: msg.ms }); }
+  takeTiming(view.speed, msg.timing);
   localPreviewWanted = false; // the report is newer than a preview still waiting for its frame
   view.userStopped = false;
   state.next = !report.chosen;
@@ -77,7 +81,7 @@ export async function doStep() {
   if (!view.ready || view.running) return;
   try {
     const msg = await client.request("step", { settings: engineSettings() });
-    takeReport(msg.report, msg.ms);
+    takeReport(msg);
     state.steps = msg.report.generated.length;
     updateUrl();
     scheduleBeam();
@@ -93,7 +97,7 @@ export async function doRun() {
   scheduleRender();
   try {
     const end = await client.request("run", { settings: engineSettings() }, (msg) => {
-      takeReport(msg.report, msg.ms);
+      takeReport(msg);
       state.steps = msg.report.generated.length;
     });
     view.userStopped = end.why === "stopped";
@@ -119,7 +123,7 @@ export async function doRewind(n) {
   if (!view.ready || view.running || n < 0) return;
   try {
     const msg = await client.request("rewind", { n, settings: engineSettings() });
-    takeReport(msg.report);
+    takeReport(msg);
     state.steps = msg.report.generated.length;
     updateUrl();
     scheduleBeam();

@@ -12,6 +12,7 @@ import { say, unsay, sayEngineError, showProgress, hideProgress } from "./messag
 import { updateUrl } from "./url-sync.js";
 import { scheduleRender } from "./paint.js";
 import { emit } from "./events.js";
+import { makeSpeed } from "./speed.js";
 
 onEngineDied(recoverFromCrash);
 
@@ -93,6 +94,7 @@ function forgetModelViews() {
   view.beam = null;
   view.beamEstimateMs = null;
   view.stepMs = null;
+  view.speed = makeSpeed();
   view.train = null;
   view.score = null;
   view.scoreSelected = null;

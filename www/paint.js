@@ -13,6 +13,7 @@ import { renderBeam } from "./render/beam.js";
 import { renderTrain } from "./render/train.js";
 import { renderModelFacts } from "./render/model-facts.js";
 import { renderScore } from "./render/score.js";
+import { renderSpeed } from "./render/speed.js";
 import { setText } from "./render/dom.js";
 
 let renderQueued = false;
@@ -75,6 +76,7 @@ export function renderAll({ previewOnly = false } = {}) {
       promptTokens: r?.prompt_tokens ?? [], generated: r?.generated ?? [],
       stop: r?.stop ?? (view.userStopped ? "user" : null), running: view.running,
     });
+    renderSpeed($("#speed"), view.speed);
   }
   if (shown.has("dist")) {
     renderDist($("#p-dist .body"), {

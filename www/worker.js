@@ -13,7 +13,10 @@
 // Worker → page: { id, type, ...payload }, type one of
 //   ready { info, timings: { wasm_ms, files_ms?, build_ms } }
 //   progress { loaded, total, what, stage: "download" | "cache" | "build" }
-//   report { kind, ..., pending? }   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
+//   report { kind, ..., pending?, timing? }   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
+//   timing { phase: "prefill" | "decode", tokens, ms }: the engine call alone (start: the
+//   prompt's prefill; step: one decode step), timed here, so the page's speed readout
+//   measures the engine and not the page
 // After a load, the first report is followed by { type: "vocab", vocab: { text, display },
 // module } (no id): the vocabulary and the compiled engine for the page's Previewer.
 // Every report that can change the engine's state (step, set_logits, train)
@@ -86,8 +89,8 @@ async function handle(msg) {
   if (type === "stop") return stop(id);
   if (!pg) throw new Error("no model is loaded yet");
   switch (type) {
-    case "reset": return replyWithState(id, { kind: "step", report: pg.start(msg.prompt, msg.settings) });
-    case "step": return replyWithState(id, { kind: "step", report: pg.step(msg.settings) });
+    case "reset": return replyWithState(id, prefill(msg.prompt, msg.settings));
+    case "step": return replyWithState(id, decode(msg.settings));
     case "preview": return reply(id, { kind: "preview", distribution: pg.preview(msg.settings) });
     case "run_settings":
       // A setting moved during a run: the run draws its next tokens with the
@@ -112,6 +115,31 @@ async function handle(msg) {
     case "run": return run(id, msg.settings);
     default: throw new Error(`unknown request type "${type}"`);
   }
+}
+
+/**
+ * The prompt's prefill (tokenise, one batched pass over the prompt, the first
+ * report), timed around the engine call alone.
+ * @param {string} prompt
+ * @param {object} settings
+ */
+function prefill(prompt, settings) {
+  const t0 = performance.now();
+  const report = pg.start(prompt, settings);
+  const ms = performance.now() - t0;
+  return { kind: "step", report, timing: { phase: "prefill", tokens: report.prompt_tokens.length, ms } };
+}
+
+/**
+ * One decode step (draw a token, feed it, the step's report), timed around
+ * the engine call alone.
+ * @param {object} settings
+ */
+function decode(settings) {
+  const t0 = performance.now();
+  const report = pg.step(settings);
+  const ms = performance.now() - t0;
+  return { kind: "step", report, timing: { phase: "decode", tokens: 1, ms } };
 }
 
 /**
@@ -236,9 +264,9 @@ async function run(id, settings) {
     for (let i = 0; i < settings.max_new; i++) {
       if (stopWanted) { why = "stopped"; break; }
       requestStart = performance.now();
-      const report = pg.step(runSettings);
-      replyWithState(id, { kind: "step", report }, { final: false });
-      if (report.stop) { why = report.stop; break; }
+      const step = decode(runSettings);
+      replyWithState(id, step, { final: false });
+      if (step.report.stop) { why = step.report.stop; break; }
       await new Promise((resolve) => setTimeout(resolve, 0));
     }
   } finally {

@@ -1,0 +1,111 @@
+// What the benchmark scripts share: their command-line options, the
+// statistics they report, the one JSON line each prints for pkg-scripts/bench
+// (with --json), and the prefill and decode lengths of a model.
+// Speed is measured, never asserted: nothing here fails on a slow figure.
+
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+/** SmolLM2's GGUF under www/ (pkg-scripts/fetch-smollm2 puts it there), as the page's URL path. */
+export const SMOLLM2_URL_PATH = "models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+/** The built-in models (crate/src/builtin.rs), which need no files. */
+export const BUILTINS = ["logits10", "bigram-abc", "kv-demo"];
+
+/**
+ * `--name=value` from argv, or the default; `--name` alone is "true".
+ * @param {string} name
+ * @param {string} [fallback]
+ * @returns {string|undefined}
+ */
+export function option(name, fallback) {
+  const hit = process.argv.slice(2).find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (hit === undefined) return fallback;
+  return hit.includes("=") ? hit.slice(hit.indexOf("=") + 1) : "true";
+}
+
+/**
+ * A whole-number option, checked.
+ * @param {string} name
+ * @param {number} fallback
+ * @param {number} [min]
+ */
+export function intOption(name, fallback, min = 0) {
+  const raw = option(name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) {
+    console.error(`--${name}=${raw}: want a whole number >= ${min}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+/** The arguments that are not --options. */
+export function positionals() {
+  return process.argv.slice(2).filter((a) => !a.startsWith("--"));
+}
+
+/** Whether --json was given: the figures go to stdout as one JSON line, the readable lines to stderr. */
+export const JSON_MODE = process.argv.includes("--json");
+
+/** A readable line: stdout normally, stderr in --json mode (stdout then carries only the JSON). */
+export function say(...parts) {
+  (JSON_MODE ? console.error : console.log)(...parts);
+}
+
+/**
+ * Print the figures for pkg-scripts/bench (--json mode only): one line of JSON, the last on stdout.
+ * @param {object} figures
+ */
+export function emitJson(figures) {
+  if (JSON_MODE) console.log(JSON.stringify(figures));
+}
+
+/**
+ * The q-quantile of a list (nearest rank), or null for an empty one.
+ * @param {number[]} xs
+ * @param {number} q in [0, 1]
+ */
+export function quantile(xs, q) {
+  const s = xs.filter((x) => typeof x === "number" && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return null;
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+}
+
+/** @param {number[]} xs */
+export const median = (xs) => quantile(xs, 0.5);
+
+/**
+ * Median, 95th percentile, extremes and count of a list of milliseconds.
+ * @param {number[]} ms
+ * @returns {{ p50: number|null, p95: number|null, min: number|null, max: number|null, n: number }}
+ */
+export function stats(ms) {
+  const v = ms.filter((x) => typeof x === "number" && Number.isFinite(x));
+  return { p50: quantile(v, 0.5), p95: quantile(v, 0.95), min: quantile(v, 0), max: quantile(v, 1), n: v.length };
+}
+
+/**
+ * "median 13.6 ms, p95 14.3 ms, n = 300"
+ * @param {number[]} ms
+ */
+export function describeMs(ms) {
+  const s = stats(ms);
+  if (!s.n) return "no samples";
+  return `median ${s.p50.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms, n = ${s.n}`;
+}
+
+/**
+ * The prompt and decode lengths every engine is timed with on a model of
+ * this context: a 64-token prompt and 128 decode steps after it, shortened
+ * to fit (bard: 64 + 64 of 128; kv-demo: 4 + 4 of 8). The native CLI, the
+ * browser and llama.cpp all use the same lengths.
+ * @param {number} context
+ * @returns {{ prefill: number, decode: number }}
+ */
+export function benchLengths(context) {
+  const prefill = Math.max(1, Math.min(64, Math.floor(context / 2)));
+  return { prefill, decode: Math.max(1, Math.min(128, context - prefill)) };
+}

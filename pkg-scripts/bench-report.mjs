@@ -1,0 +1,305 @@
+// The tables of pkg-scripts/bench from its results (bench-run.mjs): the
+// markdown it prints and writes into BENCHMARKS.md between the markers
+// <!-- bench:begin --> and <!-- bench:end -->, and the change since the
+// previous run. Run alone it re-renders the last results without measuring:
+//   node pkg-scripts/bench-report.mjs [--write]   (reads target/bench/latest.json)
+
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ROOT, BUILTINS, median } from "./bench-common.mjs";
+
+const SMOL = "smollm2-135m";
+export const BEGIN = "<!-- bench:begin -->";
+export const END = "<!-- bench:end -->";
+
+// ---------------------------------------------------------------- numbers
+
+/** Thousands separators. @param {number} x */
+const grouped = (x) => Math.round(x).toLocaleString("en-US");
+/** tok/s: 20.7, 1,234, 47.3 M. @param {number|null|undefined} x */
+function rate(x) {
+  if (typeof x !== "number" || !Number.isFinite(x)) return "–";
+  if (x >= 1e6) return `${(x / 1e6).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} M`;
+  return x >= 1000 ? grouped(x) : x.toFixed(1);
+}
+/** ms: 13.6, 1,930. @param {number|null|undefined} x */
+function ms(x) {
+  if (typeof x !== "number" || !Number.isFinite(x)) return "–";
+  return x >= 100 ? grouped(x) : x.toFixed(1);
+}
+/** MB, whole. @param {number|null|undefined} x */
+const mb = (x) => (typeof x === "number" && Number.isFinite(x) ? `${grouped(x)} MB` : "–");
+/** a / b as "0.352×". */
+function ratio(a, b) {
+  if (typeof a !== "number" || typeof b !== "number" || !(b > 0)) return null;
+  return a / b;
+}
+const times = (r) => (r === null ? "–" : `${r >= 10 ? r.toFixed(1) : r.toFixed(3)}×`);
+/** "13.2 / 13.9" (p50 / p95). */
+const p50p95 = (s) => (s && s.n ? `${ms(s.p50)} / ${ms(s.p95)}` : "–");
+const met = (ok) => (ok === null || ok === undefined ? "–" : ok ? "**met**" : "not yet");
+
+// ---------------------------------------------------------------- the section
+
+/**
+ * The markdown of one run: where and how it was measured, then the tables.
+ * @param {any} r results of bench-run.mjs
+ * @returns {string}
+ */
+export function renderSection(r) {
+  const out = [];
+  const m = r.machine;
+  const when = r.date.replace("T", " ").replace(/:\d\d\.\d+Z$/, " UTC");
+  const src = `commit ${r.source.commit}${r.source.uncommitted.length ? ` with uncommitted changes in ${r.source.uncommitted.join(", ")}` : ""}`;
+  const llama = r.llamacpp;
+  out.push(`Measured ${when} by \`${r.command}\` (${r.seconds} s${r.quick ? "; --quick: fewer repeats, noisier" : ""}) on ` +
+    `${m.cores} cores of \`${m.cpu}\` (${m.simd.join(", ") || "no AVX"}), ${m.memory_gib} GiB, load average ` +
+    `${m.loadavg_start[0]} at the start and ${m.loadavg_end?.[0] ?? "?"} at the end; engine and page at ${src} ` +
+    `(\`www/pkg\` from \`pkg-scripts/build\`: release, +simd128, wasm-opt -O3); ${m.chromium ?? "Chromium"} headless; Node ${m.node}; ` +
+    `${m.rustc ?? "rustc"}${llama ? `; ${llama.version}` : ""}. Everything runs on one thread. The JSON of the run is ` +
+    "`target/bench/latest.json` (the run before it, `previous.json`).");
+  if (r.failures.length) out.push(`\n**Not measured in this run:** ${r.failures.map((f) => `${f.measure} (${f.error})`).join("; ")}.`);
+
+  const smol = r.engine[SMOL];
+  if (smol) {
+    const n = smol.native, b = smol.browser;
+    const dec = b?.decode_tokens ?? 128, pre = b?.prefill_tokens ?? 64;
+    out.push("", `### SmolLM2-135M-Instruct (Q4_1 GGUF) beside llama.cpp, same file, same run`, "");
+    out.push("| | this engine, native (`nexttoken bench`, burn-flex) | this engine, headless Chromium (wasm) | llama.cpp, native |");
+    out.push("|---|---|---|---|");
+    const vs = (x, ref) => (ratio(x, ref) === null ? "" : ` (${times(ratio(x, ref))})`);
+    out.push(`| decode, ${dec} tokens after a ${pre}-token prompt | ${rate(n?.decode_tok_s)} tok/s${vs(n?.decode_tok_s, llama?.decode_tok_s)} | ` +
+      `${rate(b?.decode_tok_s)} tok/s${vs(b?.decode_tok_s, llama?.decode_tok_s)} | ${rate(llama?.decode_tok_s)} tok/s |`);
+    out.push(`| prefill, ${pre} tokens in one batch | ${rate(n?.prefill_tok_s)} tok/s${vs(n?.prefill_tok_s, llama?.prefill64_tok_s)} | ` +
+      `${rate(b?.prefill_tok_s)} tok/s${vs(b?.prefill_tok_s, llama?.prefill64_tok_s)} | ${rate(llama?.prefill64_tok_s)} tok/s |`);
+    out.push(`| load | ${n ? `${n.load_s.toFixed(2)} s (read, dequantise, build)` : "–"} | ` +
+      `${b ? `${b.build_s.toFixed(2)} s to build, after ${b.fetch_s.toFixed(2)} s to fetch from localhost` : "–"} | ${llama ? `${llama.load_s.toFixed(2)} s (mmap)` : "–"} |`);
+    const tab = b?.memory;
+    out.push(`| peak memory, ${grouped(tab?.tokens ?? r.native_memory?.tokens ?? 1024)} tokens in the cache | ${mb(r.native_memory?.peak_rss_mb)} process (VmHWM) | ` +
+      `tab ${mb(tab?.tab_peak_mb)} peak (VmHWM), ${mb(tab?.tab_rss_mb)} resident; ${mb(b?.tab_rss_after_load_mb)} right after the load | ` +
+      `${llama ? `${mb(llama.peak_rss_mb)} process (Python included), ${llama.n_ctx}-token context` : "–"} |`);
+    out.push("", "Ratios in brackets are of llama.cpp's figure in the same row.");
+  }
+
+  out.push("", "### Every shipped model, tokens/s", "");
+  out.push("| model | prompt + decode tokens | native decode | native prefill | Chromium decode | Chromium prefill | Chromium `preview()` alone |");
+  out.push("|---|---|---|---|---|---|---|");
+  for (const name of r.models) {
+    const e = r.engine[name] ?? {};
+    const b = e.browser, n = e.native;
+    const lengths = b ? `${b.prefill_tokens} + ${b.decode_tokens}` : "–";
+    out.push(`| ${name}${BUILTINS.includes(name) ? " (built in)" : ""} | ${lengths} | ${rate(n?.decode_tok_s)} | ${rate(n?.prefill_tok_s)} | ` +
+      `${rate(b?.decode_tok_s)} | ${rate(b?.prefill_tok_s)} | ${b ? `${b.preview_ms.toFixed(2)} ms` : "–"} |`);
+  }
+  out.push("", "Natively a decode step is the model call and an argmax (`nexttoken bench`); in Chromium it is " +
+    "`Playground.step`, the model call and the step's report over the whole vocabulary, as the page uses it " +
+    "(`preview()` alone is that report's rules without the model). The built-in toy models do next to no model work, " +
+    "so their native figures time little but the loop, and their Chromium figures the report.");
+
+  const pages = ["bard", SMOL].filter((x) => r.page[x] || r.load[x]);
+  if (pages.length) {
+    const title = (x) => (x === SMOL ? "SmolLM2" : x);
+    out.push("", "### The page in headless Chromium (ms)", "");
+    out.push(`| figure | ${pages.map(title).join(" | ")} |`);
+    out.push(`|---|${pages.map(() => "---").join("|")}|`);
+    const row = (label, f) => out.push(`| ${label} | ${pages.map((x) => f(r.page[x], r.load[x]) ?? "–").join(" | ")} |`);
+    row("slider move → frame, first move after load, each load", (p) => p && p.first.frame.map(ms).join(", "));
+    row("… to that frame painted, each load", (p) => p && p.first.painted.map(ms).join(", "));
+    row("slider move → frame, the later moves, p50 / p95", (p) => p && `${p50p95(p.later.frame)} (n = ${p.later.frame.n})`);
+    row("… to that frame painted, p50 / p95", (p) => p && p50p95(p.later.painted));
+    row("… of which the page's work, p50 / p95", (p) => p && p50p95(p.later.work));
+    row("Step click → token shown, p50 / p95", (p) => p?.steps && `${p50p95(p.steps.click_to_token)} (worker ${ms(p.steps.worker.p50)})`);
+    row("open → first distribution, cold profile: median (max)", (_, l) => l?.cold && `${ms(l.cold.first_render.p50)} (${ms(l.cold.first_render.max)})`);
+    row("open → first distribution, warm (Cache API): median (max)", (_, l) => l?.warm && `${ms(l.warm.first_render.p50)} (${ms(l.warm.first_render.max)})`);
+    row("… of which the worker's model build, then prefill and first report (cold medians)",
+      (_, l) => l?.cold && `${ms(l.cold.stages.worker_build_ms)}, then ${ms(l.cold.stages.prefill_ms)}`);
+    row("tab memory when ready, cold (VmRSS, median)", (_, l) => l?.cold && mb(l.cold.tab_rss_mb.p50));
+    const floor = r.page.bard?.floor;
+    const loadFloor = r.load.bard?.cold?.floor;
+    out.push("", `The browser's floor on this machine: a key press → frame on a scratch input whose handler changes one text node, ` +
+      `p50 / p95 ${p50p95(floor?.frame)} ms (to painted ${p50p95(floor?.painted)} ms); open → a trivial page's module script runs, ` +
+      `median ${ms(loadFloor?.p50)} ms (cold). The slider moves run with top-k 50, top-p 0.9, min-p 0.02 and repetition penalty 1.2 on.`);
+  }
+
+  out.push("", "### The targets of issue 9", "");
+  out.push("| target | this run | |");
+  out.push("|---|---|---|");
+  for (const t of targets(r)) out.push(`| ${t.label} | ${t.value} | ${met(t.ok)} |`);
+
+  out.push("", "### How each figure is measured", "");
+  out.push(...method(r.size ?? FULL_SIZE));
+  return out.join("\n");
+}
+
+/**
+ * Issue 9's targets, each with this run's figure and whether it is met
+ * (null when not measured). Read by people, never asserted.
+ * @param {any} r
+ */
+function targets(r) {
+  const smol = r.engine[SMOL];
+  const llama = r.llamacpp;
+  const list = [];
+  const add = (label, value, ok) => list.push({ label, value, ok });
+  const rel = (x, ref, goal, what) => {
+    const q = ratio(x, ref);
+    add(what, q === null ? "–" : `${times(q)} (${rate(x)} against ${rate(ref)} tok/s)`, q === null ? null : q >= goal);
+  };
+  if (smol) {
+    rel(smol.browser?.decode_tok_s, llama?.decode_tok_s, 0.5, "SmolLM2 decode in Chromium ≥ 0.5× llama.cpp's native decode");
+    rel(smol.browser?.prefill_tok_s, llama?.prefill64_tok_s, 0.5, "SmolLM2 prefill of 64 tokens in Chromium ≥ 0.5× llama.cpp's");
+    const peak = smol.browser?.memory?.tab_peak_mb;
+    add("tab's peak memory with SmolLM2 and 1,024 tokens cached < 300 MB", mb(peak), typeof peak === "number" ? peak < 300 : null);
+    rel(smol.native?.decode_tok_s, llama?.decode_tok_s, 0.7, "native CLI on SmolLM2, decode ≥ 0.7× llama.cpp");
+    rel(smol.native?.prefill_tok_s, llama?.prefill64_tok_s, 0.7, "native CLI on SmolLM2, prefill ≥ 0.7× llama.cpp");
+  }
+  const bard = r.engine.bard?.browser?.decode_tok_s;
+  add("bard decode in Chromium ≥ 1,000 tok/s", typeof bard === "number" ? `${rate(bard)} tok/s` : "–", typeof bard === "number" ? bard >= 1000 : null);
+  const sp = r.page[SMOL]?.later?.frame;
+  add("slider move → frame p95 on SmolLM2's real distribution < 16 ms", sp?.n ? `${ms(sp.p95)} ms` : "–", sp?.n ? sp.p95 < 16 : null);
+  for (const name of ["bard", SMOL]) {
+    const p = r.page[name];
+    if (!p) continue;
+    const first = median(p.first.frame);
+    add(`first slider move after load as fast as the later ones (${name === SMOL ? "SmolLM2" : name}: first-move median ≤ later moves' p95)`,
+      `${ms(first)} against ${ms(p.later.frame.p95)} ms`, first !== null && p.later.frame.n ? first <= p.later.frame.p95 : null);
+  }
+  const gz = r.wasm?.gzip_bytes;
+  add("wasm module ≤ 2 MB gzipped", r.wasm ? `${(gz / 1e6).toFixed(2)} MB gzipped (${(r.wasm.raw_bytes / 1e6).toFixed(2)} MB raw)` : "–", r.wasm ? gz <= 2e6 : null);
+  const cold = r.load.bard?.cold?.first_render;
+  add("open page → first distribution on bard < 1 s (cold profile, median)", cold ? `${ms(cold.p50)} ms` : "–", cold ? cold.p50 < 1000 : null);
+  return list;
+}
+
+/** The sizes of a full run, for results written before they were recorded. */
+const FULL_SIZE = { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3 };
+
+/**
+ * What each figure is, with the counts of the run.
+ * @param {typeof FULL_SIZE} z
+ * @returns {string[]}
+ */
+const method = (z) => [
+  `- **Native** (\`nexttoken bench --model M --prefill P --decode D --repeats ${z.nativeRepeats} --threads 1\`, release build): prefill = a P-token prompt ` +
+    "through the model in one batch from an empty cache; decode = D tokens fed one at a time after it, each the argmax of the " +
+    `previous logits; medians of ${z.nativeRepeats} repeats. P = 64 and D = 128, shortened to fit a model's context (bard: 64 + 64; kv-demo: 4 + 4). ` +
+    "Load = opening the model (reading, dequantising, building). Peak memory: VmHWM of a separate run whose cache ends with " +
+    "1,024 tokens (a 1,000-token prompt and 24 steps).",
+  `- **Chromium** (\`node pkg-scripts/bench-engine-wasm.mjs M ${z.wasmRepeats} --json\`): the wasm engine imported into a page, the model built from its ` +
+    `files, then the same P and D through \`Playground.start\` and \`Playground.step\`, medians of ${z.wasmRepeats} repeats after one warm-up prefill ` +
+    "(on a toy model a repeat runs until 50 ms have passed: the browser's clock ticks in 0.1 ms). Memory: the renderer process's " +
+    "VmRSS and VmHWM (the tab) after the load and once the cache holds 1,024 tokens (a 1,000-token prompt, then steps).",
+  `- **llama.cpp** (\`pkg-scripts/bench-llamacpp GGUF --threads 1 --repeats ${z.llamaRepeats} --decode-prompt 64\`, llama-cpp-python built without AMX; ` +
+    "`pkg-scripts/bench` installs it when it is missing): prefill = the same-length prompt in one `eval`, decode = D tokens one `eval` " +
+    `each after a 64-token prompt; medians of ${z.llamaRepeats} after a warm-up; its peak memory includes Python's.`,
+  `- **Slider** (\`node pkg-scripts/bench-page.mjs M MOVES ${z.steps} 0 --loads=${z.pageLoads} --no-beam --json\`): the page opened ${z.pageLoads} time(s), each in a freshly launched browser, ` +
+    "with `?bench=1`; after the model is ready and the page's own Previewer holds its state, the temperature slider is moved by " +
+    `ArrowRight/ArrowLeft presses one at a time (${z.moves} on bard, ${z.smolMoves} on SmolLM2). A move's time runs from the input event's timeStamp ` +
+    "to the first animation frame after the DOM holds the new numbers (`window.__ntpPerf`; under 16 ms = the very next frame), and " +
+    "to the first task after that frame is painted (`window.__ntpPerfPainted`); the page's work is the event → its input handler done. " +
+    `The first move of each load is listed on its own; the later ones are pooled. Step click → token: ${z.steps} Step clicks, each until the ` +
+    "output shows one more token.",
+  "- **Load** (`node pkg-scripts/bench-load.mjs N --model=M [--warm] --json`): the page's own clock when the first distribution is in " +
+    "the DOM, from navigation start; cold = a fresh browser profile per load (empty Cache API: the files come from localhost), " +
+    `warm = one profile opened once before the timed loads (the weights from the Cache API). ${z.loadRuns} loads on bard, ${z.smolLoadRuns} on SmolLM2.`,
+  "- **Size**: `www/pkg/nexttoken_bg.wasm` as built, and through `gzip -9` (MB = 10⁶ bytes).",
+];
+
+// ---------------------------------------------------------------- comparison
+
+/**
+ * The figures a change is judged by, flat: key, label, value, and whether higher is better.
+ * @param {any} r
+ * @returns {{ key: string, label: string, value: number, higher: boolean }[]}
+ */
+export function headlines(r) {
+  const list = [];
+  const add = (key, label, value, higher) => { if (typeof value === "number" && Number.isFinite(value)) list.push({ key, label, value, higher }); };
+  // The toy models' figures time little but the loop: too noisy to judge a change by.
+  for (const name of (r.models ?? []).filter((m) => !BUILTINS.includes(m))) {
+    const e = r.engine?.[name] ?? {};
+    add(`${name}.native.decode`, `${name}: native decode tok/s`, e.native?.decode_tok_s, true);
+    add(`${name}.native.prefill`, `${name}: native prefill tok/s`, e.native?.prefill_tok_s, true);
+    add(`${name}.browser.decode`, `${name}: Chromium decode tok/s`, e.browser?.decode_tok_s, true);
+    add(`${name}.browser.prefill`, `${name}: Chromium prefill tok/s`, e.browser?.prefill_tok_s, true);
+  }
+  const smol = r.engine?.[SMOL];
+  add("llama.decode", "llama.cpp decode tok/s (SmolLM2)", r.llamacpp?.decode_tok_s, true);
+  add("llama.prefill", "llama.cpp prefill tok/s (SmolLM2)", r.llamacpp?.prefill64_tok_s, true);
+  add("smol.browser.decode_ratio", "SmolLM2 Chromium decode / llama.cpp", ratio(smol?.browser?.decode_tok_s, r.llamacpp?.decode_tok_s), true);
+  add("smol.native.decode_ratio", "SmolLM2 native decode / llama.cpp", ratio(smol?.native?.decode_tok_s, r.llamacpp?.decode_tok_s), true);
+  add("smol.browser.prefill_ratio", "SmolLM2 Chromium prefill / llama.cpp", ratio(smol?.browser?.prefill_tok_s, r.llamacpp?.prefill64_tok_s), true);
+  add("smol.native.prefill_ratio", "SmolLM2 native prefill / llama.cpp", ratio(smol?.native?.prefill_tok_s, r.llamacpp?.prefill64_tok_s), true);
+  add("smol.tab_peak", "SmolLM2 tab peak MB, 1,024 cached", smol?.browser?.memory?.tab_peak_mb, false);
+  add("smol.native_peak", "SmolLM2 native peak RSS MB, 1,024 cached", r.native_memory?.peak_rss_mb, false);
+  for (const name of ["bard", SMOL]) {
+    const p = r.page?.[name];
+    add(`${name}.slider.first`, `${name}: first slider move → frame ms (median)`, p ? median(p.first.frame) : null, false);
+    add(`${name}.slider.p95`, `${name}: slider move → frame p95 ms`, p?.later?.frame?.p95, false);
+    add(`${name}.load.cold`, `${name}: open → first distribution, cold ms`, r.load?.[name]?.cold?.first_render?.p50, false);
+    add(`${name}.load.warm`, `${name}: open → first distribution, warm ms`, r.load?.[name]?.warm?.first_render?.p50, false);
+  }
+  add("wasm.gzip", "wasm gzipped bytes", r.wasm?.gzip_bytes, false);
+  add("wasm.raw", "wasm raw bytes", r.wasm?.raw_bytes, false);
+  return list;
+}
+
+/**
+ * The change from the previous run, as a markdown table.
+ * @param {any} before
+ * @param {any} now
+ */
+export function renderComparison(before, now) {
+  const old = new Map(headlines(before).map((h) => [h.key, h]));
+  const rows = [];
+  for (const h of headlines(now)) {
+    const o = old.get(h.key);
+    if (!o) continue;
+    const change = o.value !== 0 ? (h.value - o.value) / Math.abs(o.value) : null;
+    const better = change === null || Math.abs(change) < 0.005 ? "" : (change > 0) === h.higher ? " better" : " worse";
+    const fmt = (x) => (Math.abs(x) < 1 ? x.toFixed(3) : Math.abs(x) < 10 ? x.toFixed(2) : Math.abs(x) < 1000 ? x.toFixed(1) : grouped(x));
+    rows.push(`| ${h.label} | ${fmt(o.value)} | ${fmt(h.value)} | ${change === null ? "–" : `${change >= 0 ? "+" : ""}${(change * 100).toFixed(1)} %${better}`} |`);
+  }
+  const head = `Change since the previous run (${before.date} at ${before.source?.commit ?? "?"}${before.quick ? ", --quick" : ""}; ` +
+    "this machine's speed varies from run to run: a few per cent is noise):";
+  return [head, "", "| figure | before | now | change |", "|---|---|---|---|", ...rows].join("\n");
+}
+
+// ---------------------------------------------------------------- BENCHMARKS.md
+
+/**
+ * Put the section between the markers of a BENCHMARKS.md file (added under
+ * its own heading before the first section when the markers are missing).
+ * @param {string} file
+ * @param {any} r
+ */
+export function writeBenchmarks(file, r) {
+  const text = readFileSync(file, "utf8");
+  const body = `${BEGIN}\n<!-- generated by pkg-scripts/bench --write from target/bench/latest.json; edits here are overwritten -->\n\n${renderSection(r)}\n\n${END}`;
+  const a = text.indexOf(BEGIN), b = text.indexOf(END);
+  let next;
+  if (a >= 0 && b > a) {
+    next = text.slice(0, a) + body + text.slice(b + END.length);
+  } else {
+    const at = text.search(/^## /m);
+    const section = `## Speed, memory and size: \`pkg-scripts/bench\` (issue 9)\n\n${body}\n\n`;
+    next = at >= 0 ? text.slice(0, at) + section + text.slice(at) : `${text.trimEnd()}\n\n${section}`;
+  }
+  writeFileSync(file, next);
+}
+
+// Run alone: re-render the last results.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const dir = path.join(process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(ROOT, "target"), "bench");
+  const latest = path.join(dir, "latest.json");
+  if (!existsSync(latest)) {
+    console.error(`bench-report: no ${path.relative(ROOT, latest)}: run pkg-scripts/bench first`);
+    process.exit(1);
+  }
+  const r = JSON.parse(readFileSync(latest, "utf8"));
+  console.log(renderSection(r));
+  const prev = path.join(dir, "previous.json");
+  if (existsSync(prev)) console.log("\n" + renderComparison(JSON.parse(readFileSync(prev, "utf8")), r));
+  if (process.argv.includes("--write")) writeBenchmarks(path.join(ROOT, "BENCHMARKS.md"), r);
+}

@@ -1,0 +1,238 @@
+// Every measure of pkg-scripts/bench in one run (that script builds first and
+// then runs this): each helper runs as its own process and prints its figures
+// as one JSON line, collected here into one results object; then the tables
+// (bench-report.mjs), the JSON file and, when there was one, the change since
+// the previous run. One thread everywhere.
+//
+//   1. the engine in headless Chromium (bench-engine-wasm.mjs), every shipped
+//      model: prefill and decode tokens/s; for SmolLM2 also the tab's memory
+//      with 1,024 tokens in the cache
+//   2. the engine natively (`nexttoken bench`), the same models and lengths;
+//      SmolLM2's peak RSS with 1,024 tokens in the cache
+//   3. llama.cpp on SmolLM2's GGUF (bench-llamacpp), the same lengths
+//   4. the page (bench-page.mjs) on bard and SmolLM2: slider move -> frame,
+//      the first move after load apart, the browser's floor, Step -> token
+//   5. open -> first distribution (bench-load.mjs), cold and warm, bard and SmolLM2
+//   6. the wasm module's size, raw and gzipped
+// SmolLM2 is measured when its file is there (pkg-scripts/fetch-smollm2).
+//
+// Usage: node pkg-scripts/bench-run.mjs [--write] [--quick]
+//   --write  also regenerate BENCHMARKS.md's section between its bench markers
+//   --quick  fewer repeats and moves (to check the harness; noisier figures)
+// Environment: NEXTTOKEN_BIN (the release CLI; default target/release/nexttoken),
+//   CARGO_TARGET_DIR (where target/bench/ goes)
+// Writes <target>/bench/latest.json, keeping the run before as previous.json.
+// Speed is measured, never asserted: the exit status says only whether every
+// measure ran.
+
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync, renameSync, mkdirSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import { ROOT, BUILTINS, benchLengths } from "./bench-common.mjs";
+import { renderSection, renderComparison, writeBenchmarks } from "./bench-report.mjs";
+
+const write = process.argv.includes("--write");
+const quick = process.argv.includes("--quick");
+const unknown = process.argv.slice(2).filter((a) => !["--write", "--quick"].includes(a));
+if (unknown.length) {
+  console.error(`bench: unknown argument(s) ${unknown.join(" ")}; usage: pkg-scripts/bench [--write] [--quick]`);
+  process.exit(2);
+}
+const TARGET = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(ROOT, "target");
+const NEXTTOKEN = process.env.NEXTTOKEN_BIN ?? path.join(TARGET, "release", "nexttoken");
+const OUT_DIR = path.join(TARGET, "bench");
+const GGUF = path.join(ROOT, "www/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+const WASM = path.join(ROOT, "www/pkg/nexttoken_bg.wasm");
+const SMOL = "smollm2-135m";
+const MEMORY_TOKENS = 1024;
+
+/** How much of each measure: a full run, or --quick. */
+const SIZE = quick
+  ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1 }
+  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3 };
+
+const hasSmol = existsSync(GGUF);
+/** The shipped models: the page's catalogue (www/models/index.json) and the built-ins. */
+const catalogue = JSON.parse(readFileSync(path.join(ROOT, "www/models/index.json"), "utf8")).models.map((m) => m.name);
+const models = [...catalogue.filter((m) => m !== SMOL || hasSmol), ...BUILTINS];
+/** What `nexttoken bench --model` takes for each. */
+const cliModel = (m) => (BUILTINS.includes(m) ? `builtin:${m}` : m === SMOL ? GGUF : path.join(ROOT, "www/models", m));
+
+const results = {
+  schema: 1,
+  date: new Date().toISOString(),
+  command: `pkg-scripts/bench${process.argv.slice(2).length ? " " + process.argv.slice(2).join(" ") : ""}`,
+  quick,
+  size: SIZE,
+  machine: machine(),
+  source: source(),
+  models,
+  smollm2_present: hasSmol,
+  wasm: wasmSize(),
+  engine: {},
+  llamacpp: null,
+  native_memory: null,
+  page: {},
+  load: {},
+  failures: [],
+};
+
+const plan = [];
+for (const m of models) plan.push([`Chromium engine: ${m}`, () => browserEngine(m)]);
+for (const m of models) plan.push([`native CLI: ${m}`, () => nativeEngine(m)]);
+if (hasSmol) plan.push([`native CLI: ${SMOL}, ${MEMORY_TOKENS} tokens cached (peak RSS)`, nativeMemory]);
+if (hasSmol) plan.push(["llama.cpp: SmolLM2", llamaCpp]);
+for (const m of ["bard", ...(hasSmol ? [SMOL] : [])]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
+for (const m of ["bard", ...(hasSmol ? [SMOL] : [])]) {
+  plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
+  plan.push([`page load, warm: ${m}`, () => loadFigures(m, true)]);
+}
+if (!hasSmol) console.error("bench: SmolLM2's file is absent (pkg-scripts/fetch-smollm2 fetches it): measuring without it");
+
+const started = Date.now();
+for (const [i, [label, run]] of plan.entries()) {
+  console.error(`\nbench: [${i + 1}/${plan.length}] ${label} (${Math.round((Date.now() - started) / 1000)} s in)`);
+  try {
+    await run();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`bench: FAILED: ${label}: ${message}`);
+    results.failures.push({ measure: label, error: message });
+  }
+}
+results.seconds = Math.round((Date.now() - started) / 1000);
+results.machine.loadavg_end = os.loadavg().map((x) => Number(x.toFixed(2)));
+
+mkdirSync(OUT_DIR, { recursive: true });
+const latest = path.join(OUT_DIR, "latest.json");
+const previousFile = path.join(OUT_DIR, "previous.json");
+if (existsSync(latest)) renameSync(latest, previousFile);
+writeFileSync(latest, JSON.stringify(results, null, 1) + "\n");
+const previous = existsSync(previousFile) ? JSON.parse(readFileSync(previousFile, "utf8")) : null;
+
+console.log(renderSection(results));
+if (previous) console.log("\n" + renderComparison(previous, results));
+console.error(`\nbench: wrote ${path.relative(ROOT, latest)}${previous ? ` (the run before: ${path.relative(ROOT, previousFile)})` : ""}`);
+if (write) {
+  writeBenchmarks(path.join(ROOT, "BENCHMARKS.md"), results);
+  console.error("bench: regenerated BENCHMARKS.md between <!-- bench:begin --> and <!-- bench:end -->");
+}
+if (results.failures.length) {
+  console.error(`bench: ${results.failures.length} measure(s) failed: ${results.failures.map((f) => f.measure).join("; ")}`);
+  process.exit(1);
+}
+
+// ---------------------------------------------------------------- measures
+
+async function browserEngine(m) {
+  const memory = m === SMOL ? MEMORY_TOKENS : 0;
+  const figures = await runJson("node", ["pkg-scripts/bench-engine-wasm.mjs", m, String(SIZE.wasmRepeats), `--memory-tokens=${memory}`, "--json"]);
+  (results.engine[m] ??= {}).browser = figures;
+}
+
+async function nativeEngine(m) {
+  // The same lengths as in the browser (which knows the model's context).
+  const context = results.engine[m]?.browser?.info?.context;
+  if (!context) throw new Error("no context known for this model (its browser measure failed)");
+  const { prefill, decode } = benchLengths(context);
+  const figures = await runJson(NEXTTOKEN, ["bench", "--model", cliModel(m), "--prefill", String(prefill), "--decode", String(decode),
+    "--repeats", String(SIZE.nativeRepeats), "--threads", "1"]);
+  (results.engine[m] ??= {}).native = figures;
+}
+
+async function nativeMemory() {
+  // A prompt of 1,000 tokens and 24 decode steps: the cache ends with 1,024.
+  const figures = await runJson(NEXTTOKEN, ["bench", "--model", GGUF, "--prefill", String(MEMORY_TOKENS - 24), "--decode", "24",
+    "--repeats", "1", "--threads", "1"]);
+  results.native_memory = { tokens: MEMORY_TOKENS, peak_rss_mb: figures.peak_rss_mb };
+}
+
+async function llamaCpp() {
+  const { prefill, decode } = benchLengths(results.engine[SMOL]?.browser?.info?.context ?? 2048);
+  results.llamacpp = await runJson("python3", ["pkg-scripts/bench-llamacpp", GGUF, "--threads", "1", "--repeats", String(SIZE.llamaRepeats),
+    "--decode-prompt", String(prefill), "--decode-tokens", String(decode)]);
+}
+
+async function pageFigures(m) {
+  const moves = m === SMOL ? SIZE.smolMoves : SIZE.moves;
+  // The floor is the browser's, not the model's: measured once, on bard's page.
+  const args = ["pkg-scripts/bench-page.mjs", m, String(moves), String(SIZE.steps), "0", `--loads=${SIZE.pageLoads}`, "--no-beam", "--json"];
+  if (m !== "bard") args.push("--no-floor");
+  results.page[m] = await runJson("node", args);
+}
+
+async function loadFigures(m, warm) {
+  const runs = m === SMOL ? SIZE.smolLoadRuns : SIZE.loadRuns;
+  const args = ["pkg-scripts/bench-load.mjs", String(runs), `--model=${m}`, "--json"];
+  if (warm) args.push("--warm");
+  (results.load[m] ??= {})[warm ? "warm" : "cold"] = await runJson("node", args);
+}
+
+// ---------------------------------------------------------------- helpers
+
+/**
+ * Run a helper; its stderr streams through, the last line of its stdout is its figures.
+ * @param {string} cmd
+ * @param {string[]} args
+ * @returns {Promise<any>}
+ */
+function runJson(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => { out += d; });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0) return reject(new Error(`${cmd} ${args.join(" ")} exited with status ${code}`));
+      const last = out.trim().split("\n").pop() ?? "";
+      try { resolve(JSON.parse(last)); } catch { reject(new Error(`${cmd} ${args.join(" ")} printed no JSON line (got ${JSON.stringify(last.slice(0, 200))})`)); }
+    });
+  });
+}
+
+/** The output of a command (trimmed unless told), or null when it cannot run. */
+function tryRun(cmd, args, { trim = true } = {}) {
+  try {
+    const out = execFileSync(cmd, args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    return trim ? out.trim() : out;
+  } catch { return null; }
+}
+
+/** What the figures depend on: the CPU, cores, memory, load, browser and toolchain. */
+function machine() {
+  const flags = (readFileSync("/proc/cpuinfo", "utf8").match(/^flags\s*:(.*)$/m)?.[1] ?? "").trim().split(/\s+/);
+  return {
+    cpu: os.cpus()[0]?.model ?? "unknown",
+    cores: os.cpus().length,
+    memory_gib: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    simd: ["avx2", "fma", "avx512f", "avx512_vnni", "amx_tile"].filter((f) => flags.includes(f)),
+    loadavg_start: os.loadavg().map((x) => Number(x.toFixed(2))),
+    chromium: tryRun(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"]),
+    node: process.version,
+    rustc: tryRun("rustc", ["--version"]),
+  };
+}
+
+/** The engine's and page's source: the commit, and which top-level folders have uncommitted changes. */
+function source() {
+  const commit = tryRun("git", ["rev-parse", "--short", "HEAD"]);
+  // Porcelain lines are "XY path": two status letters (either may be a space), a space, the path.
+  const status = tryRun("git", ["status", "--porcelain", "--untracked-files=all"], { trim: false }) ?? "";
+  const top = (p) => (p.includes("/") ? `${p.split("/")[0]}/` : p);
+  const dirty = [...new Set(status.split("\n").filter(Boolean).map((l) => top(l.slice(3))))].sort();
+  return { commit, uncommitted: dirty };
+}
+
+/** The engine module's size as served, raw and gzipped (`gzip -9`, as pkg-scripts/build reports it; zlib's level 9 where gzip is absent). */
+function wasmSize() {
+  if (!existsSync(WASM)) return null;
+  let gzip;
+  try {
+    gzip = execFileSync("gzip", ["-9", "-c", WASM], { maxBuffer: 1 << 30 }).length;
+  } catch {
+    gzip = zlib.gzipSync(readFileSync(WASM), { level: 9 }).length;
+  }
+  return { file: path.relative(ROOT, WASM), raw_bytes: statSync(WASM).size, gzip_bytes: gzip };
+}

@@ -1,0 +1,71 @@
+// The speed readout under the Step/Run buttons: prefill and decode tokens per
+// second and the last step's time, as the engine's worker measured them.
+
+import { makeEl, setText, setAttr, ensureSlot } from "./dom.js";
+import { formatCount } from "./format.js";
+import { speedFigures, DECODE_WINDOW } from "../speed.js";
+
+/**
+ * A rate or a time with three significant digits or so: 20.7, 143, 1,240.
+ * @param {number} x
+ */
+function short(x) {
+  if (x >= 100) return formatCount(x);
+  return x >= 10 ? x.toFixed(1) : x.toFixed(2);
+}
+
+/**
+ * @param {number} ms
+ * @returns {string} "447 ms", "48.3 ms", "under 0.1 ms"
+ */
+function formatMs(ms) {
+  return ms > 0 ? `${ms >= 100 ? formatCount(ms) : ms.toFixed(1)} ms` : "under 0.1 ms";
+}
+
+/**
+ * One figure: a label, the number in bold, the detail after it.
+ * @param {Element} root
+ * @param {string} slot
+ * @param {string} label
+ * @param {string} value
+ * @param {string} detail
+ */
+function paintFigure(root, slot, label, value, detail) {
+  const el = ensureSlot(root, slot, () => {
+    const span = makeEl("span", { class: "speed-fig" });
+    span.append(makeEl("span"), makeEl("b"), makeEl("span"));
+    return span;
+  });
+  const [a, b, c] = el.children;
+  setText(a, label);
+  setText(b, value);
+  setText(c, detail);
+}
+
+/**
+ * Paint the readout; hidden until the first prefill was timed.
+ * data-* attributes carry the unrounded figures (the browser tests read them;
+ * empty when a time was too short for the clock).
+ * @param {HTMLElement} root
+ * @param {import("../speed.js").Speed} speed
+ */
+export function renderSpeed(root, speed) {
+  const f = speedFigures(speed);
+  root.hidden = !f;
+  if (!f) return;
+  const rate = (/** @type {number|null} */ r) => (r === null ? "" : String(r));
+  setAttr(root, "data-prefill-tokens", f.prefillTokens);
+  setAttr(root, "data-prefill-tok-s", rate(f.prefillTokS));
+  setAttr(root, "data-decode-tokens", f.decodeTokens);
+  setAttr(root, "data-decode-tok-s", rate(f.decodeTokS));
+  setAttr(root, "data-last-step-ms", f.lastStepMs === null ? "" : String(f.lastStepMs));
+
+  const prefillRate = f.prefillTokS === null ? "too fast to time" : `${short(f.prefillTokS)} tok/s`;
+  paintFigure(root, "prefill", "prefill ", prefillRate, ` (${f.prefillTokens} tokens, ${formatMs(f.prefillMs)})`);
+  let decodeDetail = ` (${f.decodeTokens} ${f.decodeTokens === 1 ? "token" : "tokens"}`;
+  if (f.decodeTokens > f.windowTokens) decodeDetail += `; rate of the last ${DECODE_WINDOW}`;
+  decodeDetail += ")";
+  const decodeRate = f.decodeTokens === 0 ? "–" : f.decodeTokS === null ? "too fast to time" : `${short(f.decodeTokS)} tok/s`;
+  paintFigure(root, "decode", "decode ", decodeRate, f.decodeTokens === 0 ? " (no token yet)" : decodeDetail);
+  paintFigure(root, "last", "last step ", f.lastStepMs === null ? "–" : formatMs(f.lastStepMs), "");
+}

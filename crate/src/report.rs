@@ -154,15 +154,12 @@ pub fn top_indices(values: &[f64], n: usize) -> Vec<usize> {
 }
 
 /// Entropy of softmax(raw / tau) for tau log-spaced from 0.05 to 20.
-pub fn entropy_curve(raw: &[f64]) -> Vec<CurvePoint> {
+pub fn entropy_curve(raw: &RawDistribution) -> Vec<CurvePoint> {
     const POINTS: usize = 41;
     let (lo, hi) = (0.05f64.ln(), 20f64.ln());
-    (0..POINTS)
-        .map(|i| {
-            let tau = (lo + (hi - lo) * i as f64 / (POINTS - 1) as f64).exp();
-            CurvePoint { tau, bits: rules::entropy_nats_at_temperature(raw, tau) / std::f64::consts::LN_2 }
-        })
-        .collect()
+    let taus: Vec<f64> = (0..POINTS).map(|i| (lo + (hi - lo) * i as f64 / (POINTS - 1) as f64).exp()).collect();
+    let nats = rules::entropy_nats_at_temperatures(&raw.logits, &raw.order, &taus);
+    taus.into_iter().zip(nats).map(|(tau, h)| CurvePoint { tau, bits: h / std::f64::consts::LN_2 }).collect()
 }
 
 /// A token's decoded text and its visible form, from a tokenizer or a table.
@@ -207,7 +204,7 @@ impl PositionSummary {
     /// Refuses logits no distribution can come from (NaN, +inf, all -inf, none).
     pub fn new(logits: Vec<f64>) -> Result<Self> {
         let raw = RawDistribution::new(logits)?;
-        let curve = entropy_curve(&raw.logits);
+        let curve = entropy_curve(&raw);
         let top = top_indices(&raw.logits, TOP_KEPT);
         Ok(Self { raw, curve, top, memo: StageMemo::default() })
     }

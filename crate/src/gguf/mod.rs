@@ -34,7 +34,9 @@ use crate::tokenizer::{BpeTokenizer, Tokenizer};
 /// (without a copy on burn-flex).
 pub fn model_from_gguf(bytes: Vec<u8>, name: &str, backend: BackendKind, storage: WeightStorage) -> Result<(DecoderLm, BpeTokenizer)> {
     let file_bytes = bytes.len();
-    let bytes = burn::tensor::Bytes::from_bytes_vec(bytes);
+    // `from_elems`, not `from_bytes_vec`: the latter copies any buffer not
+    // declared 16-byte aligned, and u8 blocks need no alignment.
+    let bytes = burn::tensor::Bytes::from_elems(bytes);
     let device = backend.device()?;
     let (config, tokenizer, plan, quant) = {
         let file = GgufFile::parse(&bytes)?;

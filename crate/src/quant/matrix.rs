@@ -37,7 +37,7 @@ impl BlockMatrix {
     /// A matrix from its bytes (tests, and files read piecewise).
     pub fn from_bytes(bytes: Vec<u8>, format: BlockFormat, n: usize, k: usize, device: &Device) -> Self {
         assert_eq!(bytes.len(), n * format.row_bytes(k), "{n} rows of {k} {} values", format.name());
-        let blocks = file_tensor(burn::tensor::Bytes::from_bytes_vec(bytes), device);
+        let blocks = file_tensor(burn::tensor::Bytes::from_elems(bytes), device);
         BlockMatrix { blocks, format, n, k }
     }
 

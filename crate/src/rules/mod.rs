@@ -5,6 +5,7 @@
 //! the model's f32 logits. No function here writes into its input.
 
 mod bias;
+mod curve;
 mod draw;
 mod exp;
 mod memo;
@@ -21,6 +22,7 @@ mod top_k;
 mod top_p;
 
 pub use bias::apply_bias_and_bans;
+pub use curve::entropy_nats_at_temperatures;
 pub use draw::sample_inverse_cdf;
 pub use exp::exp;
 pub use memo::{StageMemo, run_pipeline_and_rules_alone_memo};

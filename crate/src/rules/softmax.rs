@@ -54,7 +54,19 @@ pub fn softmax_parts(logits: &[f64]) -> Softmax {
     }
     // Subtracting the max keeps every exponent <= 0: no overflow at tau = 1e-4.
     // Normalised in place: one allocation per softmax.
-    let mut probs: Vec<f64> = logits.iter().map(|&z| exp(z - max)).collect();
+    let finite = logits.iter().filter(|&&z| z > f64::NEG_INFINITY).count();
+    let mut probs: Vec<f64> = if finite * 8 < logits.len() {
+        // Mostly -inf (greedy's one-hot logits, a heavy truncation): only the
+        // finite ones need an exponential. The others are exactly 0 either
+        // way and adding 0 changes no sum, so the result is bit for bit the same.
+        let mut p = vec![0.0; logits.len()];
+        for (p, &z) in p.iter_mut().zip(logits).filter(|(_, z)| **z > f64::NEG_INFINITY) {
+            *p = exp(z - max);
+        }
+        p
+    } else {
+        logits.iter().map(|&z| exp(z - max)).collect()
+    };
     let total: f64 = probs.iter().sum();
     for p in &mut probs {
         *p /= total;

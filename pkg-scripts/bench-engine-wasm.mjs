@@ -87,8 +87,16 @@ async function loadModel({ model, builtins }) {
       else base = `/models/${entry.path.replace(/[^/]+$/, "")}`;
     }
     if (gguf) {
-      let bytes = new Uint8Array(await (await get(`/${gguf}`)).arrayBuffer());
-      build = () => { const pg = mod.Playground.from_gguf(bytes, gguf.split("/").pop()); bytes = null; return pg; };
+      // As the worker loads it: streamed into the engine's memory, which the model keeps.
+      const res = await get(`/${gguf}`);
+      let file = new mod.FileBuffer(Number(res.headers.get("content-length")) || 0);
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        file.push(value);
+      }
+      build = () => { const pg = mod.Playground.from_gguf_buffer(file, gguf.split("/").pop()); file = null; return pg; };
     } else {
       const manifestText = await (await get(`${base}model.json`)).text();
       const manifest = JSON.parse(manifestText);

@@ -21,7 +21,7 @@ export async function fetchModelFiles(id, base) {
   // same name is fetched again instead of served stale.
   const [tokenizer, weights] = await Promise.all([
     fetchText(`${base}${manifest.tokenizer}`),
-    fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText), 0),
+    fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText), 0, (n) => new JsBytes(n)).then((b) => b.bytes()),
   ]);
   return { manifestText, tokenizer, weights };
 }
@@ -37,22 +37,51 @@ async function fetchText(url) {
 }
 
 /**
+ * Where a download's bytes go: `push` each piece as it arrives. The engine's
+ * `FileBuffer` is one (the bytes land in the engine's memory, never held
+ * here); `JsBytes` keeps them in this thread.
+ * @typedef {{ push(chunk: Uint8Array): void, readonly length: number, free?(): void }} ByteSink
+ */
+
+/** A growing buffer here, for files the engine takes as a JS array (a trained model's weights). */
+export class JsBytes {
+  /** @param {number} expected */
+  constructor(expected) { this.buffer = new Uint8Array(expected); this.length = 0; }
+  /** @param {Uint8Array} chunk */
+  push(chunk) {
+    if (this.length + chunk.length > this.buffer.length) {
+      // More than announced: grow (doubling), rare.
+      const bigger = new Uint8Array(Math.max(this.buffer.length * 2, this.length + chunk.length));
+      bigger.set(this.buffer.subarray(0, this.length));
+      this.buffer = bigger;
+    }
+    this.buffer.set(chunk, this.length);
+    this.length += chunk.length;
+  }
+  /** @returns {Uint8Array} the bytes written */
+  bytes() { return this.length === this.buffer.length ? this.buffer : this.buffer.slice(0, this.length); }
+}
+
+/**
  * Fetch a large file once, streaming progress to the page, and keep it in the
- * Cache API so the next visit reads it from disk. The bytes land in one
- * buffer of the announced size (no second copy to join chunks); the cache
- * is written from a second branch of the same response while it downloads.
+ * Cache API so the next visit reads it from disk. The bytes go piece by
+ * piece into the sink `makeSink(size)` returns (no second copy to join
+ * chunks); the cache is written from a second branch of the same response
+ * while it downloads.
+ * @template {ByteSink} S
  * @param {number} id
  * @param {string} url
  * @param {string} version part of the cache key
  * @param {number} expected the size the catalogue says (0: unknown)
- * @returns {Promise<Uint8Array>}
+ * @param {(size: number) => S | Promise<S>} makeSink
+ * @returns {Promise<S>}
  */
-export async function fetchCachedBytes(id, url, version, expected) {
+export async function fetchCachedBytes(id, url, version, expected, makeSink) {
   const cache = typeof caches !== "undefined" ? await caches.open(CACHE_NAME).catch(() => null) : null;
   const key = cacheKey(url, version);
   const hit = cache ? await cache.match(key).catch(() => undefined) : undefined;
   if (hit) {
-    try { return await readBody(id, hit, url, expected, "cache"); }
+    try { return await readBody(id, hit, url, expected, "cache", makeSink); }
     catch { await cache.delete(key).catch(() => {}); } // a damaged copy: download it again
   }
   const res = await fetch(url);
@@ -60,52 +89,51 @@ export async function fetchCachedBytes(id, url, version, expected) {
   // The cache reads its own branch of the body (a failed write, e.g. over
   // the quota, only costs the next visit a download).
   const stored = cache ? cache.put(key, res.clone()).catch(() => {}) : Promise.resolve();
-  const bytes = await readBody(id, res, url, expected, "download");
+  const bytes = await readBody(id, res, url, expected, "download", makeSink);
   await stored;
   return bytes;
 }
 
 /**
- * Read a response's body with progress messages.
+ * Read a response's body into a sink, with progress messages.
+ * @template {ByteSink} S
  * @param {number} id
  * @param {Response} res
  * @param {string} url
  * @param {number} expected
  * @param {"download"|"cache"} stage
- * @returns {Promise<Uint8Array>}
+ * @param {(size: number) => S | Promise<S>} makeSink
+ * @returns {Promise<S>}
  */
-async function readBody(id, res, url, expected, stage) {
+async function readBody(id, res, url, expected, stage, makeSink) {
   const total = Number(res.headers.get("content-length")) || expected || 0;
   const what = url;
-  if (!res.body) {
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    self.postMessage({ id, type: "progress", loaded: bytes.length, total: bytes.length, what, stage });
-    return bytes;
-  }
-  let buffer = new Uint8Array(total);
-  let loaded = 0;
-  let lastPost = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (loaded + value.length > buffer.length) {
-      // More than announced: grow (doubling), rare.
-      const bigger = new Uint8Array(Math.max(buffer.length * 2, loaded + value.length));
-      bigger.set(buffer.subarray(0, loaded));
-      buffer = bigger;
+  const sink = await makeSink(total);
+  try {
+    if (!res.body) {
+      sink.push(new Uint8Array(await res.arrayBuffer()));
+    } else {
+      let lastPost = 0;
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        sink.push(value);
+        // At most ~20 progress messages a second (a chunk is often 64 KiB).
+        const now = performance.now();
+        if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded: sink.length, total, what, stage }); }
+      }
     }
-    buffer.set(value, loaded);
-    loaded += value.length;
-    // At most ~20 progress messages a second (a chunk is often 64 KiB).
-    const now = performance.now();
-    if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded, total, what, stage }); }
+    const loaded = sink.length;
+    self.postMessage({ id, type: "progress", loaded, total: Math.max(total, loaded), what, stage });
+    if (expected && loaded !== expected) {
+      throw new Error(`${url} has ${loaded} bytes, not the ${expected} the catalogue says (a partial download, or another file; fetch it again)`);
+    }
+    return sink;
+  } catch (e) {
+    sink.free?.(); // an engine buffer's memory goes back now, not at the next GC
+    throw e;
   }
-  self.postMessage({ id, type: "progress", loaded, total: Math.max(total, loaded), what, stage });
-  if (expected && loaded !== expected) {
-    throw new Error(`${url} has ${loaded} bytes, not the ${expected} the catalogue says (a partial download, or another file; fetch it again)`);
-  }
-  return loaded === buffer.length ? buffer : buffer.slice(0, loaded);
 }
 
 /**

@@ -24,7 +24,7 @@
 // (transferred, not copied): the page's own Previewer re-runs the rules on it
 // when a slider moves, without a round trip here.
 
-import init, { Playground, set_panic_hook } from "./pkg/nexttoken.js";
+import init, { FileBuffer, Playground, set_panic_hook } from "./pkg/nexttoken.js";
 import { fetchModelFiles, fetchCachedBytes } from "./worker-files.js";
 
 /** @type {any} the wasm Playground, null until loaded */
@@ -200,7 +200,9 @@ async function load(id, model) {
   const done = (/** @type {any} */ f) => { timings.files_ms = performance.now() - t0; return f; };
   let files = null;
   if (model.base) files = fetchModelFiles(id, model.base).then(done);
-  else if (model.gguf) files = fetchCachedBytes(id, model.gguf, model.version ?? "1", model.bytes ?? 0).then(done);
+  // A GGUF file streams straight into the engine's memory (a FileBuffer,
+  // once the engine is up), which the model then keeps as its weights.
+  else if (model.gguf) files = fetchCachedBytes(id, model.gguf, model.version ?? "1", model.bytes ?? 0, async (n) => { await engineReady; return new FileBuffer(n); }).then(done);
   files?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
   const module = await engineReady;
   timings.wasm_ms = performance.now() - t0;
@@ -214,14 +216,20 @@ async function load(id, model) {
     next = Playground.from_files(fetched.manifestText, fetched.weights, fetched.tokenizer);
   } else if (model.gguf || model.file) {
     if (typeof Playground.from_gguf !== "function") throw new Error("this engine build cannot read GGUF files yet (no Playground.from_gguf; rebuild www/pkg)");
-    const bytes = model.file ? new Uint8Array(model.file) : fetched;
     const name = model.file ? (model.name ?? "model.gguf") : model.gguf.split("/").pop();
-    self.postMessage({ id, type: "progress", loaded: bytes.length, total: bytes.length, what: name, stage: "build" });
-    model.file = undefined;
-    fetched = null;
-    // The engine copies the bytes into its memory; this thread's copy goes
-    // when this function returns (nothing else holds it).
-    next = Playground.from_gguf(bytes, name);
+    const size = model.file ? model.file.byteLength : fetched.length;
+    self.postMessage({ id, type: "progress", loaded: size, total: size, what: name, stage: "build" });
+    if (model.file) {
+      // A file the user opened: the page handed over its bytes; the engine
+      // copies them in, and this thread's copy goes when this function returns.
+      const bytes = new Uint8Array(model.file);
+      model.file = undefined;
+      next = Playground.from_gguf(bytes, name);
+    } else {
+      const buffer = fetched;
+      fetched = null;
+      next = Playground.from_gguf_buffer(buffer, name); // takes the buffer over
+    }
   } else {
     throw new Error("load: the model names no source (builtin, base, gguf or file)");
   }

@@ -3,8 +3,12 @@
 //! per worker message. Every error becomes a JS `Error` with the engine's
 //! message; reports cross as plain JS objects (see www/PROTOCOL.md).
 
+mod file_buffer;
+
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
+
+pub use file_buffer::FileBuffer;
 
 use crate::backend::BackendKind;
 use crate::builtin;
@@ -66,6 +70,14 @@ impl Playground {
         let backend = BackendKind::parse(backend.as_deref().unwrap_or("flex")).map_err(err)?;
         // The session takes the bytes over: the model's matrices stay in them.
         let session = crate::gguf::session_from_gguf(bytes, name, backend).map_err(err)?;
+        Ok(Playground { session, builtin: None })
+    }
+
+    /// `from_gguf` over bytes the worker streamed into a `FileBuffer`: the
+    /// model takes them over where they lie, with no copy at all.
+    pub fn from_gguf_buffer(file: FileBuffer, name: &str, backend: Option<String>) -> Result<Playground, JsValue> {
+        let backend = BackendKind::parse(backend.as_deref().unwrap_or("flex")).map_err(err)?;
+        let session = crate::gguf::session_from_gguf(file.into_bytes(), name, backend).map_err(err)?;
         Ok(Playground { session, builtin: None })
     }
 

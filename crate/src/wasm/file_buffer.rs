@@ -1,0 +1,61 @@
+//! A model file's bytes, written into the engine's memory piece by piece as
+//! they arrive (download or cache), so the page never holds a second copy:
+//! a 98 MB GGUF read into a JS buffer first would be kept twice while the
+//! model is built, and the engine's memory never shrinks back.
+
+use wasm_bindgen::prelude::*;
+
+/// The largest file the engine accepts: wasm32 memory ends at 4 GiB, and
+/// the model, its cache and the page need room beside the file.
+pub const MAX_FILE_BYTES: usize = 2 << 30;
+
+#[wasm_bindgen]
+pub struct FileBuffer {
+    bytes: Vec<u8>,
+}
+
+#[wasm_bindgen]
+impl FileBuffer {
+    /// Room for `expected` bytes (0 when the size is unknown), reserved up
+    /// front; refused before anything is allocated when it cannot fit.
+    #[wasm_bindgen(constructor)]
+    pub fn new(expected: usize) -> Result<FileBuffer, JsValue> {
+        if expected > MAX_FILE_BYTES {
+            return Err(too_large(expected));
+        }
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(expected)
+            .map_err(|_| js_sys::Error::new(&format!("not enough memory for a {expected}-byte model file")))?;
+        Ok(FileBuffer { bytes })
+    }
+
+    /// Appends the next piece of the file.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsValue> {
+        let len = self.bytes.len() + chunk.len();
+        if len > MAX_FILE_BYTES {
+            return Err(too_large(len));
+        }
+        self.bytes
+            .try_reserve(chunk.len())
+            .map_err(|_| js_sys::Error::new(&format!("not enough memory for a {len}-byte model file")))?;
+        self.bytes.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    /// Bytes written so far.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+impl FileBuffer {
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+fn too_large(bytes: usize) -> JsValue {
+    js_sys::Error::new(&format!("a {bytes}-byte model file is larger than this engine takes ({MAX_FILE_BYTES} bytes)")).into()
+}

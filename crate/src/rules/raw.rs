@@ -5,7 +5,7 @@
 //! setting, so they are computed when the logits arrive and reused by every
 //! preview (at 49,152 tokens they are most of a preview's work otherwise).
 
-use super::ranking::compare_candidates;
+use super::ranking::rank_descending;
 use super::softmax::{Softmax, softmax_parts};
 use super::stage::Stage;
 use crate::error::Result;
@@ -19,7 +19,8 @@ pub struct RawDistribution {
     /// `ln p_i = logits_i - log_norm` for every token with `p_i > 0`.
     pub log_norm: f64,
     /// Token ids by descending probability, ties by lower id: the order
-    /// every truncation rule ranks by (zero-probability tokens last).
+    /// every truncation rule ranks by (zero-probability tokens last). A radix
+    /// sort, the same permutation as the comparison sort (`ranking`'s tests).
     pub order: Vec<u32>,
     /// The "raw" stage: the distribution itself, all of it kept.
     pub stage: Stage,
@@ -32,8 +33,7 @@ impl RawDistribution {
         let Softmax { probs, log_norm } = softmax_parts(&logits);
         let own = Softmax { probs: probs.clone(), log_norm };
         let stage = Stage::from_softmax("raw", own, &logits, &probs).0;
-        let mut order: Vec<u32> = (0..logits.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| compare_candidates(&(probs[a as usize], a), &(probs[b as usize], b)));
+        let order = rank_descending(&probs);
         Ok(Self { logits, probs, log_norm, order, stage })
     }
 
@@ -135,6 +135,24 @@ mod tests {
             for p in [1e-9, 0.1, 0.5, 0.9, 0.999, 1.0] {
                 assert_eq!(raw.top_p_mask(p), top_p_mask(&raw.probs, p), "trial {trial}, p {p}");
             }
+        }
+    }
+
+    #[test]
+    fn a_large_vocabulary_is_ranked_like_the_definition() {
+        let mut rng = Rng::new(22);
+        let z = logits(&mut rng, 49_152);
+        let raw = RawDistribution::new(z).unwrap();
+        let mut expected: Vec<u32> = (0..raw.probs.len() as u32).collect();
+        expected.sort_by(|&a, &b| {
+            crate::rules::ranking::compare_candidates(&(raw.probs[a as usize], a), &(raw.probs[b as usize], b))
+        });
+        assert!(raw.order == expected);
+        for k in [0, 1, 40, 1000] {
+            assert_eq!(raw.top_k_mask(k), top_k_mask(&raw.probs, k), "k {k}");
+        }
+        for p in [0.5, 0.9, 0.999999] {
+            assert_eq!(raw.top_p_mask(p), top_p_mask(&raw.probs, p), "p {p}");
         }
     }
 

@@ -120,6 +120,11 @@ try {
     const stepTimes = [];
     for (let i = 0; i < steps; i++) {
       const n = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
+      if (await page.isDisabled("#btn-step")) {
+        // The generation stopped (end of text, a stop string, the length limit).
+        say(`step ${i + 1}: Step is disabled (${await page.textContent("#p-output .stop, #messages").catch(() => "") || "the generation stopped"}); stopping the step benchmark`);
+        break;
+      }
       const t0 = performance.now();
       await page.click("#btn-step");
       try {

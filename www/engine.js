@@ -10,7 +10,7 @@ import { state, view, currentPrompt, engineSettings } from "./app-state.js";
 import { toEngineSettings } from "./state/settings.js";
 import { say, unsay, sayEngineError } from "./messages.js";
 import { updateUrl } from "./url-sync.js";
-import { scheduleRender, paintPreviewNow, onBeforePaint } from "./paint.js";
+import { scheduleRender, paintPreviewNow, paintNow, onBeforePaint } from "./paint.js";
 import { emit } from "./events.js";
 import { takeTiming } from "./speed.js";
 
@@ -82,6 +82,7 @@ export async function doStep() {
   try {
     const msg = await client.request("step", { settings: engineSettings() });
     takeReport(msg);
+    paintNow(); // the token shows in the next frame, not the one after
     state.steps = msg.report.generated.length;
     updateUrl();
     scheduleBeam();
@@ -124,6 +125,7 @@ export async function doRewind(n) {
   try {
     const msg = await client.request("rewind", { n, settings: engineSettings() });
     takeReport(msg);
+    paintNow();
     state.steps = msg.report.generated.length;
     updateUrl();
     scheduleBeam();

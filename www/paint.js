@@ -48,10 +48,28 @@ const SYNC_PAINT_BUDGET_MS = 8;
  * already spent its budget on earlier moves; then at the next frame.
  */
 export function paintPreviewNow() {
+  // Only the panels a preview changes, unless a full repaint is due anyway.
+  paintWithinBudget({ previewOnly: !renderQueued });
+}
+
+/**
+ * Paint everything now, in the current task (a Step's reply): the DOM holds
+ * the new token before the next frame starts, so that frame shows it. Waiting
+ * for a requestAnimationFrame instead cost a whole frame more (measured with
+ * pkg-scripts/bench-page.mjs: a reply arriving just after a frame began waited
+ * for the next one's callbacks, and the token showed one frame after that).
+ * Within the same per-frame budget as previews, so a burst of replies still
+ * coalesces into one paint per frame.
+ */
+export function paintNow() {
+  paintWithinBudget({ previewOnly: false });
+}
+
+/** @param {{ previewOnly: boolean }} opts */
+function paintWithinBudget(opts) {
   if (frameWorkMs > SYNC_PAINT_BUDGET_MS) { scheduleRender(); return; }
   const t0 = performance.now();
-  // Only the panels a preview changes, unless a full repaint is due anyway.
-  renderAll({ previewOnly: !renderQueued });
+  renderAll(opts);
   frameWorkMs += performance.now() - t0;
   if (!frameWorkResetQueued) {
     frameWorkResetQueued = true;

@@ -14,6 +14,14 @@ const GROUPS = [
 ];
 
 /**
+ * The groups a student moves while watching the distribution (temperature,
+ * top-k, top-p, min-p and the order): always on screen. The others sit after
+ * a "More controls" button (layout.js decides what the button does on each
+ * screen). A layout mapping of its own, so the settings table needs no field for it.
+ */
+export const CORE_GROUPS = new Set(["rules"]);
+
+/**
  * @typedef {Object} ControlsApi
  * @property {(settings: Record<string, any>) => void} show   reflect settings in the form
  * @property {(vocabSize: number) => void} setVocab            top-k's range follows the model
@@ -30,10 +38,15 @@ const GROUPS = [
 export function buildControls(root, settings, onChange) {
   /** @type {Map<string, { set: (v: any) => void, msg: HTMLElement }>} */
   const fields = new Map();
+  const core = makeEl("div", { class: "ctl-core", id: "ctl-core" });
+  const moreButton = makeEl("button", { type: "button", class: "more-toggle", id: "btn-more-controls",
+    "aria-controls": "ctl-more", "aria-expanded": "false" }, "More controls (penalties, seed, stops, beams)");
+  const more = makeEl("div", { class: "ctl-more", id: "ctl-more", role: "group", "aria-label": "more controls" });
+  root.append(core, moreButton, more);
   const sets = new Map(GROUPS.map(([g, title]) => {
     const fs = makeEl("fieldset", { class: `ctl-group ctl-${g}` });
     fs.append(makeEl("legend", {}, title));
-    root.append(fs);
+    (CORE_GROUPS.has(g) ? core : more).append(fs);
     return [g, fs];
   }));
 

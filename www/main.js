@@ -14,6 +14,8 @@
 //   toy-models.js     the logits editor, bigram retraining
 //   panels.js         panel switches, figure buttons   embed-code.js  the iframe snippet
 //   events.js         lifecycle events (bench.js, loaded only with ?bench=1, times them)
+//   layout.js         where the controls sit (side column, top bar, phone bar)
+//   keyboard.js       the S / R / B / X / ? shortcuts     tour.js  the first-visit tour
 
 import { $, parsed, state, view, catalogue } from "./app-state.js";
 import { buildControls } from "./controls.js";
@@ -31,6 +33,9 @@ import { wireToyModels } from "./toy-models.js";
 import { showPanels, wirePanelSwitches, addFigureButtons } from "./panels.js";
 import { copyEmbed, refreshEmbedCode } from "./embed-code.js";
 import { emit } from "./events.js";
+import { wireLayout } from "./layout.js";
+import { wireKeyboard } from "./keyboard.js";
+import { wireTour } from "./tour.js";
 
 // The benchmarks' bookkeeping, only when they ask for it (before anything it times).
 if (new URLSearchParams(location.search).get("bench") === "1") await import("./bench.js");
@@ -98,7 +103,10 @@ async function boot() {
   for (const p of parsed.problems) say(p, "error");
   controls = buildControls($("#p-controls .body"), state.settings, onSetting);
   wire();
+  wireLayout();
+  wireKeyboard();
   showPanels();
+  wireTour({ embed: state.embed });
   refreshChips();
   emit("controls-built");
 

@@ -30,7 +30,8 @@ function searchProgress(p) {
  */
 export function renderBeam(root, view) {
   const note = ensureSlot(root, "note", () => makeEl("p", { class: "note" }));
-  const wrap = ensureSlot(root, "tree", () => makeEl("div", { class: "table-wrap" }));
+  // It scrolls sideways when the tree is wide: focusable, so the keyboard can scroll it.
+  const wrap = ensureSlot(root, "tree", () => makeEl("div", { class: "table-wrap", tabindex: "0", role: "group", "aria-label": "beam search tree" }));
   const list = ensureSlot(root, "list", () => makeEl("ol", { class: "beam-list" }));
   const b = view.beam;
   const button = ensureSlot(root, "search", () => makeEl("button", { type: "button", "data-action": "beam-search" }, "Search"));

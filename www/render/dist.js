@@ -27,9 +27,21 @@ export function renderDist(root, view) {
     return el;
   });
   void legend;
-  const table = ensureSlot(root, "rows", () => makeEl("div", { class: "dist-rows", role: "table",
-    "aria-label": "top tokens, raw and final probability" }));
-  if (!d) { setText(head, "No distribution yet."); syncChildren(table, 0, () => makeEl("div")); return; }
+  // An ARIA table, read row by row: a header row screen readers announce (not
+  // drawn: the legend says it), then one row per token.
+  const table = ensureSlot(root, "rows", () => {
+    const t = makeEl("div", { class: "dist-rows", role: "table", "aria-label": "top tokens, raw and final probability" });
+    const header = makeEl("div", { class: "sr-only", role: "rowgroup" });
+    const hrow = makeEl("div", { role: "row" });
+    for (const name of ["token", "raw bar", "raw probability", "bar after the rules", "probability after the rules", "ban or bias"]) {
+      hrow.append(makeEl("span", { role: "columnheader" }, name));
+    }
+    header.append(hrow);
+    t.append(header, makeEl("div", { class: "dist-body", role: "rowgroup" }));
+    return t;
+  });
+  const body = /** @type {HTMLElement} */ (table.lastElementChild);
+  if (!d) { setText(head, "No distribution yet."); syncChildren(body, 0, () => makeEl("div")); return; }
 
   const final = d.stages[d.stages.length - 1];
   const pMax = final.top.reduce((m, t) => Math.max(m, t.prob), 0);
@@ -38,11 +50,12 @@ export function renderDist(root, view) {
   setText(head, headText);
   setAttr(head, "data-pmax", pMax);
 
-  const rows = syncChildren(table, d.raw_top.length, makeRow);
+  const rows = syncChildren(body, d.raw_top.length, makeRow);
   d.raw_top.forEach((tok, i) => {
     const row = rows[i];
     const after = final.top[i];
-    const [name, rawBar, rawNum, finBar, finNum, ban, bias] = row.children;
+    const [name, rawBar, rawNum, finBar, finNum, acts] = row.children;
+    const [ban, bias] = acts.children;
     setText(name, tok.display);
     setAttr(name, "title", `id ${tok.id}, logit ${tok.logit.toFixed(4)}`);
     setBar(rawBar.firstElementChild, tok.prob);
@@ -72,6 +85,9 @@ function makeRow() {
     makeEl("span", { class: "tokname", role: "cell" }),
     barCell("raw"), makeEl("span", { class: "num", role: "cell" }),
     barCell("final"), makeEl("span", { class: "num", role: "cell" }),
+    makeEl("span", { class: "acts", role: "cell" }),
+  );
+  row.lastElementChild.append(
     makeEl("button", { type: "button", class: "mini", "data-action": "ban" }),
     makeEl("button", { type: "button", class: "mini", "data-action": "bias" }),
   );
@@ -80,7 +96,8 @@ function makeRow() {
 
 /** @param {string} kind */
 function barCell(kind) {
-  const cell = makeEl("span", { class: `bar ${kind}`, role: "cell" });
+  // The bar repeats the number next to it: drawn, not read.
+  const cell = makeEl("span", { class: `bar ${kind}`, role: "cell", "aria-hidden": "true" });
   cell.append(makeEl("span", { class: "fill" }));
   return cell;
 }

@@ -44,6 +44,8 @@ export function renderOutput(root, view) {
     const label = `token ${i + 1} ${tok.special ? "(special) " : ""}${tok.display}: rank ${tok.rank}, p = ${formatProb(tok.prob)} (click to rewind here)`;
     setAttr(el, "title", label);
     setAttr(el, "aria-label", label);
+    // colour is not the only carrier of the probability: focus shows it in numbers (style.css)
+    setAttr(el, "data-p", `p = ${formatProb(tok.prob)}, rank ${tok.rank}`);
   });
 
   const status = ensureSlot(root, "status", () => makeEl("p", { class: "out-status" }));

@@ -18,11 +18,13 @@ import { formatProb, formatProbShort, labelStage } from "./format.js";
 export function renderRules(root, view) {
   const d = view.distribution;
   const note = ensureSlot(root, "note", () => makeEl("p", { class: "note" }));
-  const wrap = ensureSlot(root, "wrap", () => makeEl("div", { class: "table-wrap" }));
-  const table = wrap.firstElementChild ?? wrap.appendChild(makeEl("table", { class: "rules" }));
+  // It scrolls sideways on a narrow screen: focusable, so the keyboard can scroll it.
+  const wrap = ensureSlot(root, "wrap", () => makeEl("div", { class: "table-wrap", tabindex: "0", role: "group", "aria-label": "rules table" }));
+  const table = wrap.firstElementChild ?? wrap.appendChild(makeEl("table", { class: "rules", "aria-describedby": "rules-note" }));
+  note.id = "rules-note";
   if (!d) { setText(note, "No distribution yet."); table.replaceChildren(); return; }
   const orderName = view.order === "llama" ? "llama.cpp order (temperature last)" : "Hugging Face order (temperature first)";
-  setText(note, `Left: each rule alone on the raw logits. Right: the pipeline, ${orderName}. a number = kept (its probability after the rule), ✗ = cut.`);
+  setText(note, `Left: each rule alone on the raw logits. Right: the pipeline, ${orderName}. Number: kept (p after the rule); ✗: cut.`);
 
   const stages = d.stages.filter((s) => s.name !== "raw");
   const columns = [...d.rules.map((s) => ({ s, group: "alone" })), ...stages.map((s) => ({ s, group: "pipeline" }))];

@@ -88,7 +88,8 @@ export function renderScore(root, view) {
       const label = describeToken(t, i);
       return makeEl("span", {
         class: `stok ${b && !t.template ? b.cls : "sb-none"}${t.special ? " special" : ""}${t.template ? " template" : ""}`, tabindex: "0", "data-i": i,
-        "data-rank": t.rank ?? "", title: label, "aria-label": label,
+        // a button: clicking or focusing it shows the token's details below
+        role: "button", "data-rank": t.rank ?? "", title: label, "aria-label": label,
       }, t.text);
     }));
   }

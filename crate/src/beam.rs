@@ -129,7 +129,7 @@ impl BeamSearch {
                 model.forward_cached(&hyp.tokens)?.iter().map(|&x| x as f64).collect()
             };
             let lp = log_probs(&raw, &self.settings);
-            for i in crate::report::top_indices(&lp, width) {
+            for i in crate::rules::top_indices(&lp, width) {
                 if lp[i].is_finite() {
                     candidates.push((hyp.logprob + lp[i], h, i as u32, lp[i]));
                 }

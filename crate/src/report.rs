@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::counters::Counters;
 use crate::error::Result;
-use crate::rules::{self, RawDistribution, RuleSettings, Stage, StageMemo};
+use crate::rules::{self, RawDistribution, RuleSettings, Stage, StageMemo, top_indices};
 use crate::tokenizer::Tokenizer;
 
 /// One vocabulary entry as the panels show it.
@@ -87,13 +87,15 @@ pub enum StopReason {
     ContextFull,
 }
 
-/// A stop reason in words, for messages and the CLI.
-pub fn stop_name(reason: StopReason) -> &'static str {
-    match reason {
-        StopReason::Eos => "end-of-sequence token",
-        StopReason::MaxNew => "max new tokens reached",
-        StopReason::StopString => "stop string",
-        StopReason::ContextFull => "context full",
+impl StopReason {
+    /// The reason in words, for messages and the CLI.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Eos => "end-of-sequence token",
+            StopReason::MaxNew => "max new tokens reached",
+            StopReason::StopString => "stop string",
+            StopReason::ContextFull => "context full",
+        }
     }
 }
 
@@ -137,20 +139,6 @@ pub struct StepReport {
     pub kv: KvView,
     pub counters: Counters,
     pub cache_check: Option<CacheCheck>,
-}
-
-/// Indices of the `n` largest values, largest first (ties: lower index first).
-pub fn top_indices(values: &[f64], n: usize) -> Vec<usize> {
-    let n = n.min(values.len());
-    let mut idx: Vec<usize> = (0..values.len()).collect();
-    let better = |a: &usize, b: &usize| values[*b].total_cmp(&values[*a]).then(a.cmp(b));
-    if n < idx.len() && n > 0 {
-        idx.select_nth_unstable_by(n - 1, better);
-        idx.truncate(n);
-    }
-    idx.sort_by(better);
-    idx.truncate(n);
-    idx
 }
 
 /// Entropy of softmax(raw / tau) for tau log-spaced from 0.05 to 20.
@@ -229,7 +217,7 @@ pub fn describe(
     position: usize,
     names: Describer,
 ) -> Result<(Distribution, Vec<f64>)> {
-    let (stages, alone) = rules::run_pipeline_and_rules_alone_memo(&summary.raw, &summary.memo, history, settings)?;
+    let (stages, alone) = rules::run_rules(&summary.raw, history, settings, &summary.memo)?;
     let raw = summary.raw.logits.as_slice();
     let top = summary.top(top_n);
     let raw_probs = &stages[0].probs;
@@ -249,10 +237,4 @@ pub fn describe(
         entropy_curve: summary.curve.clone(),
     };
     Ok((dist, final_probs))
-}
-
-/// Rank of `id` by raw logit, 1 = highest (ties: lower index ranks first).
-pub fn raw_rank(raw: &[f64], id: usize) -> usize {
-    let z = raw[id];
-    1 + raw.iter().enumerate().filter(|&(j, &v)| v > z || (v == z && j < id)).count()
 }

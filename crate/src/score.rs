@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::bail;
 use crate::error::Result;
 use crate::lm::LanguageModel;
-use crate::report::{raw_rank, top_indices};
+use crate::rules::{rank_of, top_indices};
 use crate::rules::softmax;
 use crate::tokenizer::Tokenizer;
 
@@ -84,7 +84,7 @@ fn predict(row: &[f32], next: usize) -> Prediction {
     let z: Vec<f64> = row.iter().map(|&v| v as f64).collect();
     let p = softmax(&z);
     let top = top_indices(&z, ALTERNATIVES).into_iter().map(|i| (i, p[i])).collect();
-    Prediction { prob: p[next], rank: raw_rank(&z, next), top }
+    Prediction { prob: p[next], rank: rank_of(&z, next), top }
 }
 
 /// Scores `ids` under `model` (its cache and counters are left alone); the

@@ -127,6 +127,72 @@ fn the_no_cache_path_gives_the_same_tokens_and_reports_the_live_difference() {
     assert!(check.max_abs_diff < 1e-4 && check.argmax_agree);
 }
 
+/// A model whose cached path is off by `SKEW` on token 0's logit: which
+/// path a session's pending (sampled) logits came from is then plain.
+struct SkewedCache(DecoderLm);
+
+const SKEW: f32 = 5.0;
+
+impl LanguageModel for SkewedCache {
+    fn info(&self) -> nexttoken::lm::ModelInfo {
+        self.0.info()
+    }
+    fn forward_cached(&mut self, tokens: &[u32]) -> nexttoken::error::Result<Vec<f32>> {
+        let mut logits = self.0.forward_cached(tokens)?;
+        logits[0] += SKEW;
+        Ok(logits)
+    }
+    fn forward_naive(&mut self, tokens: &[u32]) -> nexttoken::error::Result<Vec<Vec<f32>>> {
+        self.0.forward_naive(tokens)
+    }
+    fn cache_len(&self) -> usize {
+        self.0.cache_len()
+    }
+    fn truncate(&mut self, n: usize) {
+        self.0.truncate(n)
+    }
+    fn counters(&self) -> nexttoken::counters::Counters {
+        self.0.counters()
+    }
+    fn reset_counters(&mut self) {
+        self.0.reset_counters()
+    }
+}
+
+#[test]
+fn with_the_cache_off_the_sampled_logits_are_the_full_recompute() {
+    let c = variants()[1].1.clone();
+    let model = || DecoderLm::random("test", c.clone(), 9, BackendKind::Flex).unwrap();
+    // The same weights, unskewed: the full recompute's logits, computed apart.
+    let mut reference = model();
+    for use_cache in [false, true] {
+        let tok = CharTokenizer::new(&CHARS).unwrap();
+        let mut s = Session::new(Box::new(SkewedCache(model())), Box::new(tok)).unwrap();
+        let settings = GenerationSettings { use_cache, rules: RuleSettings { temperature: 0.9, ..RuleSettings::default() }, ..greedy(8) };
+        s.start("abcd", &settings).unwrap();
+        for step in 0..6 {
+            if step == 4 {
+                s.rewind(2, &settings).unwrap();
+            }
+            let recomputed = reference.forward_naive(&s.history()).unwrap().pop().unwrap();
+            let pending = s.pending_logits();
+            // Token 0 tells the paths apart; every other logit is the same on both.
+            let off = pending[0] - recomputed[0] as f64;
+            if use_cache {
+                assert!((off - SKEW as f64).abs() < 1e-4, "step {step}: the cache on samples the cached logits ({off})");
+            } else {
+                for (i, (&p, &r)) in pending.iter().zip(&recomputed).enumerate() {
+                    assert!((p - r as f64).abs() < 1e-5, "step {step}, token {i}: {p} is not the recompute's {r}");
+                }
+                let check = s.preview(&settings).and_then(|_| s.step(&settings)).unwrap().cache_check.unwrap();
+                assert!((check.max_abs_diff - SKEW as f64).abs() < 1e-3, "the cached path is the comparison: {check:?}");
+                continue;
+            }
+            s.step(&settings).unwrap();
+        }
+    }
+}
+
 #[test]
 fn kv_bytes_follow_two_layers_kv_heads_positions_head_dim_four() {
     let c = variants()[1].1.clone(); // 2 layers, 2 KV heads, head_dim 8

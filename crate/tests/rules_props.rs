@@ -137,6 +137,13 @@ fn stage<'a>(stages: &'a [Stage], name: &str) -> &'a Stage {
     stages.iter().find(|s| s.name == name).unwrap()
 }
 
+/// The one case the generated settings are refused in: bans (or -inf logits)
+/// that leave no token possible. Tests that need a run skip it with
+/// `prop_assume!`, which proptest counts (too many skips fail the test).
+fn everything_banned(z: &[f64], s: &RuleSettings) -> bool {
+    (0..z.len()).all(|i| s.banned.contains(&(i as u32)) || z[i] == f64::NEG_INFINITY)
+}
+
 /// First index of the largest probability.
 fn first_argmax(p: &[f64]) -> usize {
     argmax(p)
@@ -147,9 +154,7 @@ proptest! {
 
     #[test]
     fn softmax_sums_to_one_and_zeroes_minus_infinity(z in any_logits()) {
-        let copy = z.clone();
         let p = softmax(&z);
-        prop_assert_eq!(&z, &copy);
         prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         for (pi, zi) in p.iter().zip(&z) {
             prop_assert!(pi.is_finite() && *pi >= 0.0);
@@ -230,11 +235,8 @@ proptest! {
 
     #[test]
     fn pipeline_stages_are_distributions_that_narrow((z, history, s) in any_case()) {
-        let copy = z.clone();
         let result = run_pipeline(&z, &history, &s);
-        prop_assert_eq!(&z, &copy, "raw logits were modified");
-        let everything_banned = (0..z.len()).all(|i| s.banned.contains(&(i as u32)) || z[i] == f64::NEG_INFINITY);
-        if everything_banned {
+        if everything_banned(&z, &s) {
             prop_assert!(result.is_err());
             return Ok(());
         }
@@ -272,7 +274,8 @@ proptest! {
     #[test]
     fn stages_before_truncation_equal_the_direct_softmax((z, history, s) in any_case()) {
         let s = RuleSettings { order: Order::HuggingFace, ..s };
-        let Ok(stages) = run_pipeline(&z, &history, &s) else { return Ok(()); };
+        prop_assume!(!everything_banned(&z, &s));
+        let stages = run_pipeline(&z, &history, &s).unwrap();
         let recent = select_recent(&history, s.penalty_window);
         let penalised = penalize_presence_frequency(
             &penalize_repetition(&z, recent, s.repetition_penalty, s.penalty_mode),
@@ -295,7 +298,8 @@ proptest! {
     /// exactly the rule's on the stage before it.
     #[test]
     fn pipeline_top_k_is_the_rule_on_the_stage_before((z, history, s) in any_case()) {
-        let Ok(stages) = run_pipeline(&z, &history, &s) else { return Ok(()); };
+        prop_assume!(!everything_banned(&z, &s));
+        let stages = run_pipeline(&z, &history, &s).unwrap();
         let before = match s.order { Order::HuggingFace => "temperature", Order::LlamaCpp => "bias_bans" };
         let want = top_k_mask(&stage(&stages, before).probs, s.top_k);
         prop_assert_eq!(stage(&stages, "top_k").kept.as_slice(), want.as_slice());
@@ -311,7 +315,7 @@ proptest! {
                 prop_assert_eq!(&fa.kept, &fb.kept);
                 for (x, y) in fa.probs.iter().zip(fb.probs.iter()) { prop_assert!((x - y).abs() < 1e-12); }
             }
-            (Err(_), Err(_)) => {}
+            (Err(_), Err(_)) => prop_assert!(everything_banned(&z, &hf), "both orders refused settings they should run"),
             _ => prop_assert!(false, "one order failed and the other did not"),
         }
     }

@@ -144,7 +144,7 @@ impl Gap {
 /// pass) a near-tie at rank 10 may swap within the tolerance, so there every
 /// llama.cpp top-10 token clearly above our 10th logit must be in our top-10.
 fn compare(what: &str, ours: &[f32], reference: &[(usize, f64)], strict: bool) -> Gap {
-    let our_top: Vec<usize> = nexttoken::report::top_indices(&ours.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10);
+    let our_top: Vec<usize> = nexttoken::rules::top_indices(&ours.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10);
     let margin = reference[0].1 - reference[1].1;
     if margin > LOGIT_TOLERANCE.centred {
         assert_eq!(our_top[0], reference[0].0, "{what}: top-1 differs (ours {our_top:?}, llama.cpp {reference:?})");
@@ -288,7 +288,7 @@ fn cached_logits_follow_a_full_recompute_with_the_block_kernels() {
         let cached = if pos == prompt - 1 { lm.forward_cached(&ids[..prompt]).unwrap() } else { lm.forward_cached(&ids[pos..pos + 1]).unwrap() };
         let row = &naive[pos];
         let top: Vec<(usize, f64)> =
-            nexttoken::report::top_indices(&row.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10).into_iter().map(|i| (i, row[i] as f64)).collect();
+            nexttoken::rules::top_indices(&row.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10).into_iter().map(|i| (i, row[i] as f64)).collect();
         worst = worst.max(compare(&format!("position {pos}: cached vs recomputed"), &cached, &top, false));
     }
     eprintln!("block kernels, cached vs recomputed: {worst:?}");
@@ -306,7 +306,7 @@ fn block_kernels_give_the_f32_weights_logits_on_the_real_file() {
         dense.truncate(0);
         let (a, b) = (blocks.forward_cached(&ids).unwrap(), dense.forward_cached(&ids).unwrap());
         // The f32 path's own top-10 as the reference for the kernels' logits.
-        let top: Vec<(usize, f64)> = nexttoken::report::top_indices(&b.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10)
+        let top: Vec<(usize, f64)> = nexttoken::rules::top_indices(&b.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10)
             .into_iter()
             .map(|i| (i, b[i] as f64))
             .collect();

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use super::rule_args::{RuleArgs, parse_ids, split_items};
-use crate::rules::{Stage, run_pipeline, run_rules_alone};
+use crate::rules::{RawDistribution, Stage, StageMemo, run_rules};
 
 #[derive(Args, Debug)]
 pub struct DistArgs {
@@ -39,10 +39,9 @@ pub fn run(args: DistArgs) -> Result<()> {
         None => Vec::new(),
     };
     let settings = args.rules.to_settings()?;
-    let report = DistReport {
-        stages: run_pipeline(&logits, &history, &settings)?,
-        rules_alone: run_rules_alone(&logits, &settings)?,
-    };
+    let raw = RawDistribution::new(logits.clone())?;
+    let (stages, rules_alone) = run_rules(&raw, &history, &settings, &StageMemo::default())?;
+    let report = DistReport { stages, rules_alone };
     let text = if args.json {
         let mut json = serde_json::to_string(&report)
             .map_err(|e| Error::new(format!("cannot write JSON: {e}")))?;

@@ -7,10 +7,15 @@ use clap::Args;
 use serde::Serialize;
 
 use super::model_arg::open_session;
-use super::rule_args::RuleArgs;
+use super::rule_args::{RuleArgs, choice, help, name_of};
 use crate::error::{Error, Result};
 use crate::report::StepReport;
-use crate::session::{ContextPolicy, GenerationSettings};
+use crate::settings::GenerationSettings;
+
+/// The engine's defaults, which the flags below start from.
+fn defaults() -> GenerationSettings {
+    GenerationSettings::default()
+}
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
@@ -24,9 +29,9 @@ pub struct GenerateArgs {
     pub chat: bool,
     #[command(flatten)]
     pub rules: RuleArgs,
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = defaults().seed, help = help("The draw's seed", "seed"))]
     pub seed: u64,
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = defaults().max_new, help = help("Stop after this many new tokens", "max_new"))]
     pub max_new: usize,
     /// Stop when the generated text contains this string (repeatable).
     #[arg(long = "stop", allow_hyphen_values = true)]
@@ -35,13 +40,13 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// What to do when the context is full: `error` (stop) or `sliding`.
-    #[arg(long, default_value = "error")]
+    #[arg(long, default_value_t = name_of(defaults().context_policy))]
     pub context_policy: String,
     /// Beam search with this many beams instead of sampling.
-    #[arg(long)]
+    #[arg(long, help = help("Beam search with this many beams instead of sampling", "beams"))]
     pub beams: Option<usize>,
-    /// Length normalisation exponent for beam search: score = logprob / length^alpha.
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = defaults().alpha,
+          help = help("Length normalisation exponent for beam search: score = logprob / length^alpha", "alpha"))]
     pub alpha: f64,
     /// `flex` (default) or `ndarray` (needs the ndarray feature).
     #[arg(long, default_value = "flex")]
@@ -58,22 +63,17 @@ struct GenerateJson {
 }
 
 pub fn settings_from(args: &GenerateArgs) -> Result<GenerationSettings> {
-    let context_policy = match args.context_policy.as_str() {
-        "error" => ContextPolicy::Error,
-        "sliding" => ContextPolicy::Sliding,
-        other => crate::bail!("--context-policy: '{other}' is not a policy: use 'error' or 'sliding'"),
-    };
     Ok(GenerationSettings {
         rules: args.rules.to_settings()?,
         seed: args.seed,
         max_new: args.max_new,
         stop: args.stop.clone(),
         use_cache: !args.no_cache,
-        context_policy,
-        beams: args.beams.unwrap_or(3),
+        context_policy: choice("--context-policy", "context_policy", &args.context_policy)?,
+        beams: args.beams.unwrap_or(defaults().beams),
         alpha: args.alpha,
-        top_n: 10,
         chat: args.chat,
+        ..defaults()
     })
 }
 
@@ -116,7 +116,7 @@ pub fn run(args: GenerateArgs) -> Result<()> {
         }
         if let Some(reason) = stop {
             if !args.json {
-                eprintln!("\n[stopped: {}]", crate::session::stop_name(reason));
+                eprintln!("\n[stopped: {}]", reason.describe());
             }
             break;
         }

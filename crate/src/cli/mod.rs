@@ -16,6 +16,7 @@ pub mod generate;
 mod model_arg;
 pub mod rule_args;
 pub mod score;
+pub mod settings;
 pub mod train;
 
 #[derive(Parser, Debug)]
@@ -43,6 +44,8 @@ pub enum Command {
     Score(score::ScoreArgs),
     /// Train the default model on the Shakespeare corpus.
     Train(train::TrainArgs),
+    /// Print every setting's default and range (the page's copy: --js).
+    Settings(settings::SettingsArgs),
 }
 
 /// Parses the arguments, runs the subcommand, and turns an error into a
@@ -56,6 +59,7 @@ pub fn run() -> ExitCode {
         Command::Score(args) => score::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Train(args) => train::run(args),
+        Command::Settings(args) => settings::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

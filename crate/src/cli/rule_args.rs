@@ -1,38 +1,69 @@
-//! The decoding-rule flags shared by `dist` and `generate`.
+//! The decoding-rule flags shared by `dist` and `generate`. Defaults and the
+//! ranges in the help come from the engine's settings definition
+//! (`RuleSettings::default()`, `SettingsTable`); the ranges are checked by
+//! the engine, not here.
 
 use clap::Args;
+use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
-use crate::rules::{Order, PenaltyMode, RuleSettings};
+use crate::rules::{PenaltyMode, RuleSettings};
+use crate::settings::SettingsTable;
+
+/// The engine's defaults, which every flag below starts from.
+fn defaults() -> RuleSettings {
+    RuleSettings::default()
+}
+
+/// "WHAT, in RANGE", the range read off the settings table.
+pub fn help(what: &str, key: &str) -> String {
+    let table = SettingsTable::new();
+    let range = table.number(key).map(|r| r.describe()).unwrap_or_default();
+    format!("{what}, in {range}")
+}
+
+/// One of a setting's names, as the engine reads it (`hf`, `per_token`, ...).
+pub fn choice<T: DeserializeOwned>(flag: &str, key: &str, name: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).map_err(|_| {
+        let table = SettingsTable::new();
+        let options = table.choices.iter().find(|c| c.key == key).map(|c| c.options.join("' or '")).unwrap_or_default();
+        Error::new(format!("{flag}: '{name}' is not a choice: use '{options}'"))
+    })
+}
+
+/// The serde name of a choice's value (a flag's default).
+pub fn name_of<T: serde::Serialize>(value: T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
 
 #[derive(Args, Debug, Clone)]
 pub struct RuleArgs {
-    /// 0 = greedy; otherwise in [1e-4, 100].
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults().temperature, allow_negative_numbers = true,
+          help = help("Temperature (0 = greedy)", "temperature"))]
     pub temperature: f64,
-    /// Keep the k most likely tokens (0 = off).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults().top_k, allow_negative_numbers = true,
+          help = help("Keep the k most likely tokens (0 = off)", "top_k"))]
     pub top_k: usize,
-    /// Keep the smallest set reaching this mass, in (0, 1] (1 = off).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults().top_p, allow_negative_numbers = true,
+          help = help("Keep the smallest set reaching this mass (1 = off)", "top_p"))]
     pub top_p: f64,
-    /// Keep tokens with p >= min_p * p_max, in [0, 1] (0 = off).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults().min_p, allow_negative_numbers = true,
+          help = help("Keep tokens with p >= min_p * p_max (0 = off)", "min_p"))]
     pub min_p: f64,
-    /// Divide positive / multiply negative logits of recent tokens, >= 1 (1 = off).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults().repetition_penalty, allow_negative_numbers = true,
+          help = help("Divide positive / multiply negative logits of recent tokens (1 = off)", "repetition_penalty"))]
     pub repetition_penalty: f64,
     /// Penalise once per occurrence (the course's demo) instead of once per token.
     #[arg(long)]
     pub per_occurrence: bool,
-    /// How many of the latest tokens the penalties look at (0 = all).
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults().penalty_window, allow_negative_numbers = true,
+          help = help("How many of the latest tokens the penalties look at (0 = all)", "penalty_window"))]
     pub window: usize,
-    /// Subtract this once from each distinct recent token, in [-2, 2].
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults().presence_penalty, allow_negative_numbers = true,
+          help = help("Subtract this once from each distinct recent token", "presence_penalty"))]
     pub presence_penalty: f64,
-    /// Subtract this per occurrence of a recent token, in [-2, 2].
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults().frequency_penalty, allow_negative_numbers = true,
+          help = help("Subtract this per occurrence of a recent token", "frequency_penalty"))]
     pub frequency_penalty: f64,
     /// Comma-separated `ID:BIAS` pairs added to logits, e.g. `2:1.5,0:-3`.
     #[arg(long, allow_hyphen_values = true)]
@@ -41,18 +72,13 @@ pub struct RuleArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub ban: Option<String>,
     /// `hf` (temperature first) or `llama` (temperature last).
-    #[arg(long, default_value = "hf")]
+    #[arg(long, default_value_t = name_of(defaults().order))]
     pub order: String,
 }
 
 impl RuleArgs {
     /// The rule settings these flags describe (checked later against the vocabulary).
     pub fn to_settings(&self) -> Result<RuleSettings> {
-        let order = match self.order.as_str() {
-            "hf" => Order::HuggingFace,
-            "llama" => Order::LlamaCpp,
-            other => crate::bail!("--order: '{other}' is not an order: use 'hf' or 'llama'"),
-        };
         Ok(RuleSettings {
             temperature: self.temperature,
             top_k: self.top_k,
@@ -60,11 +86,7 @@ impl RuleArgs {
             min_p: self.min_p,
             repetition_penalty: self.repetition_penalty,
             penalty_window: self.window,
-            penalty_mode: if self.per_occurrence {
-                PenaltyMode::PerOccurrence
-            } else {
-                PenaltyMode::PerToken
-            },
+            penalty_mode: if self.per_occurrence { PenaltyMode::PerOccurrence } else { defaults().penalty_mode },
             presence_penalty: self.presence_penalty,
             frequency_penalty: self.frequency_penalty,
             logit_bias: match &self.bias {
@@ -75,7 +97,7 @@ impl RuleArgs {
                 Some(list) => parse_ids("--ban", list)?,
                 None => Vec::new(),
             },
-            order,
+            order: choice("--order", "order", &self.order)?,
         })
     }
 }

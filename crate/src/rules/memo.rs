@@ -6,18 +6,19 @@
 //! 49,152 tokens each of those is several passes over the vocabulary, so a
 //! position keeps the last one of each with the settings it was made for, and
 //! a preview with equal settings reuses it. Results are identical to
-//! recomputing (the same functions on the same inputs).
+//! recomputing (the same functions on the same inputs). The memo knows what
+//! to keep, never how a stage is made: `run_rules` hands it the recipe.
 
 use std::cell::RefCell;
 
-use super::pipeline::{Prefix, Tempered, greedy_alone, pipeline_after_prefix, temperature_alone};
-use super::raw::RawDistribution;
-use super::min_p::min_p_mask;
+use super::prefix::Prefix;
 use super::settings::{PenaltyMode, RuleSettings};
 use super::stage::Stage;
 use crate::error::Result;
 
-/// Memoised stages of one position (one `RawDistribution`).
+/// Memoised stages of one position (one `RawDistribution`): an argument of
+/// `run_rules`, which asks it for each reusable stage and says how to make
+/// one it does not hold.
 #[derive(Debug, Default)]
 pub struct StageMemo {
     inner: RefCell<Inner>,
@@ -67,37 +68,40 @@ impl PrefixKey {
     }
 }
 
-/// `run_pipeline_and_rules_alone`, reusing what `memo` holds from earlier
-/// calls on the same raw distribution.
-pub fn run_pipeline_and_rules_alone_memo(
-    raw: &RawDistribution,
-    memo: &StageMemo,
-    history: &[u32],
-    s: &RuleSettings,
-) -> Result<(Vec<Stage>, Vec<Stage>)> {
-    s.validate(raw.logits.len())?;
-    super::pipeline::check_history(history, raw.logits.len())?;
-    let tempered = Tempered::new(raw, s.temperature);
-    let mut m = memo.inner.borrow_mut();
-
-    let key = PrefixKey::new(history, s);
-    let prefix = match &m.prefix {
-        Some((k, p)) if *k == key => p.clone(),
-        _ => {
-            let p = Prefix::new(raw, history, s)?;
-            m.prefix = Some((key, p.clone()));
-            p
+impl StageMemo {
+    /// The penalties and bias-and-bans stages for `history` and `s`.
+    pub(crate) fn prefix(&self, history: &[u32], s: &RuleSettings, make: impl FnOnce() -> Result<Prefix>) -> Result<Prefix> {
+        let mut m = self.inner.borrow_mut();
+        let key = PrefixKey::new(history, s);
+        match &m.prefix {
+            Some((k, p)) if *k == key => Ok(p.clone()),
+            _ => {
+                let p = make()?;
+                m.prefix = Some((key, p.clone()));
+                Ok(p)
+            }
         }
-    };
-    let stages = pipeline_after_prefix(raw, &tempered, history, s, prefix);
+    }
 
-    let greedy = m.greedy.get_or_insert_with(|| greedy_alone(raw)).clone();
-    let top_k = remembered(&mut m.top_k, s.top_k, || raw.truncated("top_k", &raw.top_k_mask(s.top_k)));
-    let top_p = remembered(&mut m.top_p, s.top_p.to_bits(), || raw.truncated("top_p", &raw.top_p_mask(s.top_p)));
-    let min_p =
-        remembered(&mut m.min_p, s.min_p.to_bits(), || raw.truncated("min_p", &min_p_mask(&raw.probs, s.min_p)));
-    let alone = vec![greedy, temperature_alone(raw, &tempered, s.temperature), top_k, top_p, min_p];
-    Ok((stages, alone))
+    /// The "greedy" rule alone (no setting changes it).
+    pub(crate) fn greedy(&self, make: impl FnOnce() -> Stage) -> Stage {
+        self.inner.borrow_mut().greedy.get_or_insert_with(make).clone()
+    }
+
+    /// Top-k alone at `k`.
+    pub(crate) fn top_k(&self, k: usize, make: impl FnOnce() -> Stage) -> Stage {
+        remembered(&mut self.inner.borrow_mut().top_k, k, make)
+    }
+
+    /// Top-p alone at `p`.
+    pub(crate) fn top_p(&self, p: f64, make: impl FnOnce() -> Stage) -> Stage {
+        remembered(&mut self.inner.borrow_mut().top_p, p.to_bits(), make)
+    }
+
+    /// Min-p alone at `m`.
+    pub(crate) fn min_p(&self, m: f64, make: impl FnOnce() -> Stage) -> Stage {
+        remembered(&mut self.inner.borrow_mut().min_p, m.to_bits(), make)
+    }
 }
 
 /// The stage kept for `key`, or a fresh one (kept from now on).
@@ -115,7 +119,7 @@ fn remembered<K: PartialEq + Copy>(slot: &mut Option<(K, Stage)>, key: K, make: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Order, run_pipeline_and_rules_alone};
+    use crate::rules::{Order, RawDistribution, run_rules};
 
     #[test]
     fn reused_stages_equal_fresh_ones_whatever_the_order_of_moves() {
@@ -136,15 +140,15 @@ mod tests {
             base.clone(),
         ];
         for (i, s) in moves.iter().enumerate() {
-            let fresh = run_pipeline_and_rules_alone(&raw, &history, s).unwrap();
-            let reused = run_pipeline_and_rules_alone_memo(&raw, &memo, &history, s).unwrap();
+            let fresh = run_rules(&raw, &history, s, &StageMemo::default()).unwrap();
+            let reused = run_rules(&raw, &history, s, &memo).unwrap();
             assert_eq!(reused, fresh, "move {i}");
         }
         // A different history is a different prefix.
         let other: Vec<u32> = vec![1, 2, 3];
         assert_eq!(
-            run_pipeline_and_rules_alone_memo(&raw, &memo, &other, &base).unwrap(),
-            run_pipeline_and_rules_alone(&raw, &other, &base).unwrap()
+            run_rules(&raw, &other, &base, &memo).unwrap(),
+            run_rules(&raw, &other, &base, &StageMemo::default()).unwrap()
         );
     }
 }

@@ -31,13 +31,39 @@ pub(crate) fn partition_best(candidates: &mut [Candidate], m: usize) {
     }
 }
 
-/// A mask over `vocab_size` tokens marking the given candidates.
-pub(crate) fn mask_of(candidates: &[Candidate], vocab_size: usize) -> Vec<bool> {
+/// A mask over `vocab_size` tokens marking `ids`: how every truncation
+/// (top-k, top-p, read off a selection or off the raw ranking) turns the
+/// tokens it chose into a kept set.
+pub(crate) fn mask_of_ids(ids: impl IntoIterator<Item = u32>, vocab_size: usize) -> Vec<bool> {
     let mut kept = vec![false; vocab_size];
-    for &(_, id) in candidates {
+    for id in ids {
         kept[id as usize] = true;
     }
     kept
+}
+
+/// Indices of the `n` largest of `values` (every entry counts, -inf
+/// included), best first, in the one order: the panels' top rows, beam
+/// search's candidates, a scored token's alternatives.
+pub fn top_indices(values: &[f64], n: usize) -> Vec<usize> {
+    let mut candidates: Vec<Candidate> = values.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
+    let n = n.min(candidates.len());
+    partition_best(&mut candidates, n);
+    candidates.truncate(n);
+    candidates.sort_unstable_by(compare_candidates);
+    candidates.into_iter().map(|(_, id)| id as usize).collect()
+}
+
+/// Rank of `id` among `values` in the one order, 1 = first: the row
+/// `top_indices` would put it on.
+pub fn rank_of(values: &[f64], id: usize) -> usize {
+    let me = (values[id], id as u32);
+    let ahead = values
+        .iter()
+        .enumerate()
+        .filter(|&(j, &v)| compare_candidates(&(v, j as u32), &me) == Ordering::Less)
+        .count();
+    1 + ahead
 }
 
 /// Token ids ranked by `compare_candidates` on `(probs[id], id)`: higher
@@ -228,6 +254,21 @@ mod tests {
             z[0] = if z[0] == f64::NEG_INFINITY { 0.0 } else { z[0] }; // one possible token
         }
         cases
+    }
+
+    #[test]
+    fn top_indices_and_rank_of_follow_the_comparison_ranking() {
+        let mut rng = Rng::new(33);
+        for (_, z) in logit_cases(&mut rng, 300) {
+            let full = comparison_rank_descending(&z);
+            for n in [0, 1, 10, 299, 300, 301] {
+                let want: Vec<usize> = full.iter().take(n).map(|&id| id as usize).collect();
+                assert_eq!(top_indices(&z, n), want, "n {n}");
+            }
+            for (row, &id) in full.iter().enumerate() {
+                assert_eq!(rank_of(&z, id as usize), row + 1);
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! setting, so they are computed when the logits arrive and reused by every
 //! preview (at 49,152 tokens they are most of a preview's work otherwise).
 
-use super::ranking::rank_descending;
+use super::ranking::{mask_of_ids, rank_descending};
 use super::softmax::{Softmax, softmax_parts};
 use super::stage::Stage;
 use crate::error::Result;
@@ -68,11 +68,7 @@ impl RawDistribution {
     }
 
     fn mask_of_first(&self, n: usize) -> Vec<bool> {
-        let mut kept = vec![false; self.logits.len()];
-        for &id in &self.order[..n] {
-            kept[id as usize] = true;
-        }
-        kept
+        mask_of_ids(self.order[..n].iter().copied(), self.logits.len())
     }
 
     /// The raw distribution restricted to `mask` and renormalised, measured

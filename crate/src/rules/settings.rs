@@ -16,6 +16,10 @@ pub enum Order {
     LlamaCpp,
 }
 
+impl Order {
+    pub const ALL: [Order; 2] = [Order::HuggingFace, Order::LlamaCpp];
+}
+
 /// How a token repeated inside the window is penalised.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PenaltyMode {
@@ -26,6 +30,10 @@ pub enum PenaltyMode {
     /// Once per occurrence (the course's demo).
     #[serde(rename = "per_occurrence")]
     PerOccurrence,
+}
+
+impl PenaltyMode {
+    pub const ALL: [PenaltyMode; 2] = [PenaltyMode::PerToken, PenaltyMode::PerOccurrence];
 }
 
 /// Every decoding rule's setting; the defaults turn every rule off.
@@ -80,6 +88,10 @@ pub const MAX_TEMPERATURE: f64 = 100.0;
 pub const MAX_REPETITION_PENALTY: f64 = 100.0;
 pub const MAX_PRESENCE_FREQUENCY: f64 = 2.0;
 pub const MAX_ABS_BIAS: f64 = 100.0;
+/// Top-k beyond any vocabulary keeps every token; larger is a typing slip.
+pub const MAX_TOP_K: usize = 1_000_000;
+/// A window beyond any context looks at the whole history; larger is a slip.
+pub const MAX_PENALTY_WINDOW: usize = 100_000;
 
 impl RuleSettings {
     /// Checks every field against its range and every token id against the
@@ -90,6 +102,9 @@ impl RuleSettings {
             crate::bail!(
                 "temperature = {tau} is out of range: use 0 (greedy) or a value in [{MIN_TEMPERATURE}, {MAX_TEMPERATURE}]"
             );
+        }
+        if self.top_k > MAX_TOP_K {
+            crate::bail!("top_k = {} is out of range: it must be in [0, {MAX_TOP_K}] (0 = off)", self.top_k);
         }
         if !(self.top_p > 0.0 && self.top_p <= 1.0) {
             crate::bail!(
@@ -107,6 +122,12 @@ impl RuleSettings {
         if !(1.0..=MAX_REPETITION_PENALTY).contains(&rho) {
             crate::bail!(
                 "repetition_penalty = {rho} is out of range: it must be in [1, {MAX_REPETITION_PENALTY}] (1 = off; below 1 would reward repetition)"
+            );
+        }
+        if self.penalty_window > MAX_PENALTY_WINDOW {
+            crate::bail!(
+                "penalty_window = {} is out of range: it must be in [0, {MAX_PENALTY_WINDOW}] (0 = the whole history)",
+                self.penalty_window
             );
         }
         check_symmetric_range(

@@ -4,8 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::pipeline::renormalize_with_mass;
-use super::softmax::{Nearby, Softmax, entropy_nats, entropy_nats_from_logits, softmax_near, softmax_parts};
+use super::softmax::{Nearby, Softmax, entropy_nats_from_logits, softmax_near, softmax_parts};
 
 /// The distribution after one stage of the pipeline (or one rule alone).
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -75,12 +74,6 @@ impl Stage {
         (Self::with_entropy(name, kept, nats, raw_probs), log_norm)
     }
 
-    /// Measures an already normalised distribution against the raw probabilities.
-    pub fn from_probs(name: &str, probs: Vec<f64>, raw_probs: &[f64]) -> Self {
-        let nats = entropy_nats(&probs);
-        Self::with_entropy(name, probs, nats, raw_probs)
-    }
-
     /// A distribution whose entropy (in nats) is already known.
     pub(crate) fn with_entropy(name: &str, probs: Vec<f64>, entropy_nats: f64, raw_probs: &[f64]) -> Self {
         let kept: Vec<bool> = probs.iter().map(|&p| p > 0.0).collect();
@@ -110,4 +103,34 @@ impl Stage {
             ..self.clone()
         }
     }
+}
+
+/// Zeroes the tokens outside `mask` and rescales the rest to sum to 1: what
+/// every truncation does to the distribution before it. An empty mask gives
+/// all zeros (the truncation rules never produce one from a distribution
+/// with a possible token).
+pub fn renormalize_kept(probs: &[f64], mask: &[bool]) -> Vec<f64> {
+    renormalize_with_mass(probs, mask).0
+}
+
+/// `renormalize_kept`, also returning the kept mass it divided by.
+fn renormalize_with_mass(probs: &[f64], mask: &[bool]) -> (Vec<f64>, f64) {
+    let kept_sum: f64 = probs
+        .iter()
+        .zip(mask)
+        .filter(|(_, k)| **k)
+        .map(|(p, _)| p)
+        .sum();
+    let renormalized = probs
+        .iter()
+        .zip(mask)
+        .map(|(&p, &k)| {
+            if k && kept_sum > 0.0 {
+                p / kept_sum
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    (renormalized, kept_sum)
 }

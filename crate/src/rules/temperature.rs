@@ -1,6 +1,7 @@
 //! Temperature: divide the logits by tau before the softmax.
 
-use super::softmax::argmax;
+use super::raw::RawDistribution;
+use super::softmax::{Nearby, Softmax, argmax, softmax_parts};
 
 /// Returns `logits / tau`. `tau = 0` means greedy: the argmax keeps its logit
 /// and every other token becomes `-inf` (a one-hot after the softmax; ties go
@@ -19,6 +20,30 @@ pub fn scale_by_temperature(logits: &[f64], tau: f64) -> Vec<f64> {
             .collect();
     }
     logits.iter().map(|&z| z / tau).collect()
+}
+
+/// softmax(raw / tau) with the scaled logits, for tau other than 0 and 1,
+/// measured once per call of the rules: the "temperature" rule alone, and
+/// the distribution the pipeline's temperature stage is near (the penalties
+/// and biases change only a few tokens).
+pub(crate) struct Tempered {
+    pub(crate) logits: Vec<f64>,
+    pub(crate) softmax: Softmax,
+}
+
+impl Tempered {
+    pub(crate) fn new(raw: &RawDistribution, tau: f64) -> Option<Self> {
+        if tau == 0.0 || tau == 1.0 {
+            return None;
+        }
+        let logits = scale_by_temperature(&raw.logits, tau);
+        let softmax = softmax_parts(&logits);
+        Some(Self { logits, softmax })
+    }
+
+    pub(crate) fn nearby(&self) -> Nearby<'_> {
+        Nearby { logits: &self.logits, probs: &self.softmax.probs, log_norm: self.softmax.log_norm }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Top-k: keep the k most likely tokens.
 
-use super::ranking::{Candidate, collect_candidates, mask_of, partition_best};
+use super::ranking::{Candidate, collect_candidates, mask_of_ids, partition_best};
 
 /// Returns the mask of the `k` most probable tokens among those with
 /// probability > 0. `k = 0` means off: every possible token is kept.
@@ -16,7 +16,7 @@ pub fn top_k_mask(probs: &[f64], k: usize) -> Vec<bool> {
         k.min(candidates.len())
     };
     partition_best(&mut candidates, take);
-    mask_of(&candidates[..take], probs.len())
+    mask_of_ids(candidates[..take].iter().map(|c| c.1), probs.len())
 }
 
 /// `top_k_mask(probs, k)`, without ranking the whole vocabulary: `hint`
@@ -43,7 +43,7 @@ pub fn top_k_mask_hinted(probs: &[f64], k: usize, hint: &[u32]) -> Vec<bool> {
         .map(|(i, &p)| (p, i as u32))
         .collect();
     partition_best(&mut candidates, k);
-    mask_of(&candidates[..k], probs.len())
+    mask_of_ids(candidates[..k].iter().map(|c| c.1), probs.len())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! sorted running sum is taken on that prefix to decide exactly as the
 //! definition does.
 
-use super::ranking::{Candidate, collect_candidates, compare_candidates, mask_of, partition_best};
+use super::ranking::{Candidate, collect_candidates, compare_candidates, mask_of_ids, partition_best};
 
 /// Below this many candidates a slice is simply sorted.
 const SORT_BELOW: usize = 32;
@@ -26,7 +26,7 @@ pub fn top_p_mask(probs: &[f64], p: f64) -> Vec<bool> {
     } else {
         count_nucleus(&mut candidates, p)
     };
-    mask_of(&candidates[..count], probs.len())
+    mask_of_ids(candidates[..count].iter().map(|c| c.1), probs.len())
 }
 
 /// Reorders `candidates` so the nucleus comes first and returns its size.

@@ -70,7 +70,9 @@ impl Session {
     /// Whatever the search did to the cache, the pending position is rebuilt.
     fn restore_after_beam(&mut self) -> Result<()> {
         let before = self.model.counters();
-        self.restore_pending()?;
+        // The pending logits come back from the path they came from (a
+        // cache check is only made when they were recomputed).
+        self.restore_pending(self.cache_check.is_none())?;
         let after = self.model.counters();
         self.beam_work.cached.add(after.cached.minus(before.cached));
         self.beam_work.naive.add(after.naive.minus(before.naive));

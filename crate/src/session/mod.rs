@@ -14,16 +14,16 @@ use crate::beam;
 use crate::counters::{Counters, PathCost};
 use crate::error::Result;
 use crate::lm::{LanguageModel, ModelInfo};
-use crate::report::{self, CacheCheck, ChosenToken, Distribution, KvView, PositionSummary, PromptToken, StepReport, StopReason};
+use crate::report::{self, CacheCheck, ChosenToken, Distribution, PositionSummary, StepReport, StopReason};
 use crate::rng::Rng;
 use crate::rules;
 use crate::tokenizer::Tokenizer;
 
 mod beam_job;
+mod step_report;
 
 // The settings used to live here; `session::GenerationSettings` still names them.
 pub use crate::settings::{ContextPolicy, GenerationSettings};
-pub use crate::report::stop_name;
 
 /// A generated token and what it took to choose it.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,7 +163,8 @@ impl Session {
     /// The rules on the pending logits with new settings; no model call.
     pub fn preview(&self, settings: &GenerationSettings) -> Result<Distribution> {
         self.require_started()?;
-        settings.validate(self.model.info().vocab_size)?;
+        // The rules check their own fields when they run (`describe`).
+        settings.validate_beyond_rules()?;
         Ok(self.describe(settings)?.0)
     }
 
@@ -191,9 +192,10 @@ impl Session {
         self.require_started()?;
         self.beam_cancel()?;
         let info = self.model.info();
-        settings.validate(info.vocab_size)?;
+        // The rules check their own fields in `describe`, before any model work.
+        settings.validate_beyond_rules()?;
         if let Some(reason) = self.stopped {
-            bail!("generation has stopped ({}); rewind, or reset with a new prompt", stop_name(reason));
+            bail!("generation has stopped ({}); rewind, or reset with a new prompt", reason.describe());
         }
         let (dist, final_probs) = self.describe(settings)?;
         let rng_before = self.rng.clone();
@@ -204,7 +206,7 @@ impl Session {
             text: self.tokenizer.id_to_piece(id as u32),
             display: self.tokenizer.display(id as u32),
             prob: final_probs[id],
-            rank: report::raw_rank(&self.pending, id),
+            rank: rules::rank_of(&self.pending, id),
             coin,
             special: self.tokenizer.is_special(id as u32),
         };
@@ -230,7 +232,7 @@ impl Session {
         }
         self.generated.truncate(n);
         self.stopped = None;
-        self.restore_pending()?;
+        self.restore_pending(settings.use_cache)?;
         self.report(self.describe(settings)?.0, None)
     }
 
@@ -283,38 +285,41 @@ impl Session {
 
     /// Makes the logits after the last history token pending again: the cache
     /// keeps every position but the last, and re-running the last token gives
-    /// its logits back.
-    fn restore_pending(&mut self) -> Result<()> {
+    /// its logits back (recomputed in full when the cache is off).
+    fn restore_pending(&mut self, use_cache: bool) -> Result<()> {
         let history = self.history();
         if history.len() <= self.dropped + 1 || history.len() - self.dropped > self.model.info().context {
-            return self.refill(true);
+            return self.refill(use_cache);
         }
         self.model.truncate(history.len() - 1 - self.dropped);
         // A full recompute would have nothing to redo here: keep its count as it was.
         let shadow = self.naive_shadow;
-        let result = self.run_new_tokens(&history[history.len() - 1..], true);
+        let result = self.run_new_tokens(&history[history.len() - 1..], use_cache);
         self.naive_shadow = shadow;
         result
     }
 
-    /// Runs tokens after the cached ones, makes their last logits pending,
-    /// and keeps the naive path's count (actual when `use_cache` is off,
-    /// what it would have cost otherwise).
+    /// Runs tokens after the cached ones and makes the next position's
+    /// logits pending. The cache always advances (it holds the positions the
+    /// KV panel shows, and switching the cache back on continues from it).
+    /// With `use_cache` off the pending logits are the full recompute's over
+    /// the window, as the switch says, and the cached ones are only what it
+    /// is compared with; with it on, the naive path's cost is kept as what it
+    /// would have been.
     fn run_new_tokens(&mut self, ids: &[u32], use_cache: bool) -> Result<()> {
-        let logits = self.model.forward_cached(ids)?;
+        let cached = self.model.forward_cached(ids)?;
         let seen = self.model.cache_len();
-        if use_cache {
+        let logits = if use_cache {
             self.naive_shadow.add(PathCost::naive_step(seen));
             self.cache_check = None;
+            cached
         } else {
-            let window = &self.history()[self.history().len() - seen..];
-            let naive = self.model.forward_naive(window)?;
-            let last = naive.last().expect("at least one position");
-            let max_abs_diff = last.iter().zip(&logits).map(|(a, b)| (a - b).abs() as f64).fold(0.0, f64::max);
-            let to64 = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
-            let argmax_agree = rules::argmax(&to64(last)) == rules::argmax(&to64(&logits));
-            self.cache_check = Some(CacheCheck { max_abs_diff, argmax_agree });
-        }
+            let history = self.history();
+            let mut rows = self.model.forward_naive(&history[history.len() - seen..])?;
+            let recomputed = rows.pop().expect("at least one position");
+            self.cache_check = Some(compare_paths(&recomputed, &cached));
+            recomputed
+        };
         self.pending = logits.iter().map(|&x| x as f64).collect();
         self.summary = PositionSummary::new(self.pending.clone()).ok();
         Ok(())
@@ -348,46 +353,16 @@ impl Session {
         naive.add(self.naive_shadow);
         Counters { cached: model.cached.minus(self.beam_work.cached), naive }
     }
-
-    /// The report around `distribution` (the pending one, or the one a token was just drawn from).
-    fn report(&self, distribution: Distribution, chosen: Option<ChosenToken>) -> Result<StepReport> {
-        let info = self.model.info();
-        let history = self.history();
-        let prompt_tokens = self
-            .prompt
-            .iter()
-            .map(|&id| PromptToken {
-                id,
-                text: self.tokenizer.id_to_piece(id),
-                display: self.tokenizer.display(id),
-                special: self.tokenizer.is_special(id),
-            })
-            .collect();
-        let len = self.model.cache_len();
-        Ok(StepReport {
-            distribution,
-            chosen,
-            stop: self.stopped,
-            generated: self.generated.iter().map(|g| g.chosen.clone()).collect(),
-            prompt_tokens,
-            text: self.tokenizer.decode(&history),
-            kv: KvView {
-                len,
-                capacity: info.context,
-                layers: info.layers,
-                kv_heads: info.kv_heads,
-                head_dim: info.head_dim,
-                bytes: crate::counters::cache_bytes(info.layers, info.kv_heads, len, info.head_dim, info.bytes_per_number),
-                bytes_per_number: info.bytes_per_number,
-                dropped: self.dropped,
-            },
-            counters: self.counters(),
-            cache_check: self.cache_check,
-        })
-    }
 }
 
 /// Positions kept when the sliding window drops the oldest tokens.
 fn sliding_keep(context: usize) -> usize {
     (context * 3 / 4).max(1)
+}
+
+/// How far the cached logits are from the recomputed ones.
+fn compare_paths(recomputed: &[f32], cached: &[f32]) -> CacheCheck {
+    let max_abs_diff = recomputed.iter().zip(cached).map(|(a, b)| (a - b).abs() as f64).fold(0.0, f64::max);
+    let to64 = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    CacheCheck { max_abs_diff, argmax_agree: rules::argmax(&to64(recomputed)) == rules::argmax(&to64(cached)) }
 }

@@ -8,6 +8,22 @@ use crate::bail;
 use crate::error::Result;
 use crate::rules::RuleSettings;
 
+mod table;
+
+pub use table::{Choice, Course, NumberRange, SettingsTable};
+
+/// The longest generation one run may ask for.
+pub const MAX_NEW: usize = 4096;
+/// The most beams a search keeps.
+pub const MAX_BEAMS: usize = 16;
+/// The largest length-normalisation exponent.
+pub const MAX_ALPHA: f64 = 2.0;
+/// The most top rows a report lists.
+pub const MAX_TOP_N: usize = 100;
+/// The largest seed: 2^53 - 1, the largest integer a JS number (the page,
+/// the URL) holds exactly, so a seed means the same on both sides.
+pub const MAX_SEED: u64 = (1 << 53) - 1;
+
 /// What to do when the next token does not fit in the context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -18,6 +34,10 @@ pub enum ContextPolicy {
     /// Drop the oldest tokens, keeping the newest three quarters of the
     /// context, and re-prefill them (positions restart at 0).
     Sliding,
+}
+
+impl ContextPolicy {
+    pub const ALL: [ContextPolicy; 2] = [ContextPolicy::Error, ContextPolicy::Sliding];
 }
 
 /// Every setting of a generation, one struct with defaults for every field.
@@ -57,19 +77,29 @@ impl Default for GenerationSettings {
 }
 
 impl GenerationSettings {
+    /// Checks every field: the rules' (`RuleSettings::validate`), then the rest.
     pub fn validate(&self, vocab_size: usize) -> Result<()> {
         self.rules.validate(vocab_size)?;
-        if self.max_new == 0 || self.max_new > 4096 {
-            bail!("max_new must be between 1 and 4096, got {}", self.max_new);
+        self.validate_beyond_rules()
+    }
+
+    /// Checks the fields the rules do not read (the rules check theirs when
+    /// they run: `rules::run_rules`), so a preview checks each field once.
+    pub fn validate_beyond_rules(&self) -> Result<()> {
+        if self.seed > MAX_SEED {
+            bail!("seed must be between 0 and {MAX_SEED} (2^53 - 1), got {}", self.seed);
         }
-        if !(1..=16).contains(&self.beams) {
-            bail!("beams must be between 1 and 16, got {}", self.beams);
+        if self.max_new == 0 || self.max_new > MAX_NEW {
+            bail!("max_new must be between 1 and {MAX_NEW}, got {}", self.max_new);
         }
-        if !(self.alpha.is_finite() && (0.0..=2.0).contains(&self.alpha)) {
-            bail!("alpha must be between 0 and 2, got {}", self.alpha);
+        if !(1..=MAX_BEAMS).contains(&self.beams) {
+            bail!("beams must be between 1 and {MAX_BEAMS}, got {}", self.beams);
         }
-        if !(1..=100).contains(&self.top_n) {
-            bail!("top_n must be between 1 and 100, got {}", self.top_n);
+        if !(self.alpha.is_finite() && (0.0..=MAX_ALPHA).contains(&self.alpha)) {
+            bail!("alpha must be between 0 and {MAX_ALPHA}, got {}", self.alpha);
+        }
+        if !(1..=MAX_TOP_N).contains(&self.top_n) {
+            bail!("top_n must be between 1 and {MAX_TOP_N}, got {}", self.top_n);
         }
         if let Some(s) = self.stop.iter().find(|s| s.is_empty()) {
             bail!("stop strings must not be empty (got {s:?})");

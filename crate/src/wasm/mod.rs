@@ -238,7 +238,8 @@ impl Previewer {
             return Err(js_sys::Error::new("Previewer: no logits yet (call set_state after a step)").into());
         };
         let s = settings(settings_js)?;
-        s.validate(summary.raw.logits.len()).map_err(err)?;
+        // The rules check their own fields when they run (`describe`): each field once.
+        s.validate_beyond_rules().map_err(err)?;
         let names = |id: u32| (self.text[id as usize].clone(), self.display[id as usize].clone());
         let (dist, _) =
             crate::report::describe(summary, &self.history, &s.rules, s.top_n, self.position, &names).map_err(err)?;

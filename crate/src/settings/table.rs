@@ -1,0 +1,215 @@
+//! The settings definition as data: every setting's default and allowed
+//! range, read off the same constants and `Default` impls that `validate`
+//! and the engine use. The CLI's `nexttoken settings` prints it; the page
+//! imports it from `www/state/engine-settings.js`, a module generated from
+//! it (`nexttoken settings --js`), which `crate/tests/settings_table.rs`
+//! proves equal to this, so the page holds no copy of its own.
+//!
+//! Also here: the course constants the page offers (lesson 21's ten logits,
+//! lesson 18's retraining), so the page takes them from the engine too.
+
+use serde::Serialize;
+
+use super::{ContextPolicy, GenerationSettings, MAX_ALPHA, MAX_BEAMS, MAX_NEW, MAX_SEED, MAX_TOP_N};
+use crate::models::LESSON21_LOGITS;
+use crate::rules::{
+    MAX_ABS_BIAS, MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE, MAX_TOP_K,
+    MIN_TEMPERATURE, Order, PenaltyMode,
+};
+use crate::train::bigram::{LESSON_SEED, LESSON_STEPS};
+
+/// The range of one numeric setting.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NumberRange {
+    /// The field of `GenerationSettings` (as serialised); `logit_bias` is
+    /// the range of each bias amount.
+    pub key: &'static str,
+    pub min: f64,
+    pub max: f64,
+    /// `min` itself is refused: the range is `(min, max]` (top-p).
+    pub min_excluded: bool,
+    /// Positive values below this are refused (temperature: 0 = greedy, or
+    /// at least this).
+    pub smallest_positive: Option<f64>,
+    pub integer: bool,
+}
+
+/// A setting that is one of a few names.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Choice {
+    pub key: &'static str,
+    /// The names `GenerationSettings` reads and writes, default first... in
+    /// declaration order (the default is in `defaults`).
+    pub options: Vec<String>,
+}
+
+/// What the page and the CLI take from the engine.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SettingsTable {
+    /// Every setting's default: `GenerationSettings::default()` as it serialises.
+    pub defaults: GenerationSettings,
+    pub numbers: Vec<NumberRange>,
+    pub choices: Vec<Choice>,
+    pub course: Course,
+}
+
+/// The course's numbers the page offers as its starting points.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Course {
+    /// Lesson 21's ten logits (the `logits10` model's own).
+    pub logits10: Vec<f64>,
+    /// Lesson 18's retraining of the bigram: AdamW steps and seed.
+    pub bigram_steps: usize,
+    pub bigram_seed: u64,
+}
+
+fn closed(key: &'static str, min: f64, max: f64, integer: bool) -> NumberRange {
+    NumberRange { key, min, max, min_excluded: false, smallest_positive: None, integer }
+}
+
+/// The serde names of an enum's values.
+fn names<T: Serialize>(all: &[T]) -> Vec<String> {
+    all.iter()
+        .map(|v| match serde_json::to_value(v).expect("a unit enum serialises") {
+            serde_json::Value::String(s) => s,
+            other => panic!("{other} is not a name"),
+        })
+        .collect()
+}
+
+impl SettingsTable {
+    pub fn new() -> Self {
+        let numbers = vec![
+            NumberRange { smallest_positive: Some(MIN_TEMPERATURE), ..closed("temperature", 0.0, MAX_TEMPERATURE, false) },
+            closed("top_k", 0.0, MAX_TOP_K as f64, true),
+            NumberRange { min_excluded: true, ..closed("top_p", 0.0, 1.0, false) },
+            closed("min_p", 0.0, 1.0, false),
+            closed("repetition_penalty", 1.0, MAX_REPETITION_PENALTY, false),
+            closed("penalty_window", 0.0, MAX_PENALTY_WINDOW as f64, true),
+            closed("presence_penalty", -MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY, false),
+            closed("frequency_penalty", -MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY, false),
+            closed("logit_bias", -MAX_ABS_BIAS, MAX_ABS_BIAS, false),
+            closed("seed", 0.0, MAX_SEED as f64, true),
+            closed("max_new", 1.0, MAX_NEW as f64, true),
+            closed("beams", 1.0, MAX_BEAMS as f64, true),
+            closed("alpha", 0.0, MAX_ALPHA, false),
+            closed("top_n", 1.0, MAX_TOP_N as f64, true),
+        ];
+        let choices = vec![
+            Choice { key: "order", options: names(&Order::ALL) },
+            Choice { key: "penalty_mode", options: names(&PenaltyMode::ALL) },
+            Choice { key: "context_policy", options: names(&ContextPolicy::ALL) },
+        ];
+        let course = Course {
+            logits10: LESSON21_LOGITS.iter().map(|&z| f64::from(z)).collect(),
+            bigram_steps: LESSON_STEPS,
+            bigram_seed: LESSON_SEED,
+        };
+        Self { defaults: GenerationSettings::default(), numbers, choices, course }
+    }
+
+    pub fn number(&self, key: &str) -> Option<&NumberRange> {
+        self.numbers.iter().find(|n| n.key == key)
+    }
+
+    /// The table as JSON (`nexttoken settings`).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("the table serialises")
+    }
+
+    /// The page's module (`nexttoken settings --js` > www/state/engine-settings.js).
+    pub fn to_page_module(&self) -> String {
+        format!(
+            "// Generated by `nexttoken settings --js > www/state/engine-settings.js` from the\n\
+             // engine's settings definition (crate/src/settings/table.rs): do not edit.\n\
+             // crate/tests/settings_table.rs fails when this file is stale.\n\
+             export default {};\n",
+            self.to_json()
+        )
+    }
+}
+
+impl Default for SettingsTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NumberRange {
+    /// The range in words, for help texts: "[0, 1]", "(0, 1]", "0 or [0.0001, 100]".
+    pub fn describe(&self) -> String {
+        let open = if self.min_excluded { "(" } else { "[" };
+        match self.smallest_positive {
+            Some(low) => format!("{} or [{low}, {}]", self.min, self.max),
+            None => format!("{open}{}, {}]", self.min, self.max),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// The defaults with one field set (a bias is one pair on token 0).
+    fn with(key: &str, value: f64) -> GenerationSettings {
+        let mut v = serde_json::to_value(GenerationSettings::default()).unwrap();
+        let value = if key == "logit_bias" {
+            json!([[0, value]])
+        } else if value.fract() == 0.0 && value >= 0.0 && value < 1e16 {
+            json!(value as u64)
+        } else {
+            json!(value)
+        };
+        v[key] = value.clone();
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("{key} = {value:?}: {e}"))
+    }
+
+    fn accepted(key: &str, value: f64) -> bool {
+        with(key, value).validate(4).is_ok()
+    }
+
+    /// Every range in the table is exactly what `validate` accepts: its ends
+    /// pass, and just outside them is refused.
+    #[test]
+    fn the_table_is_the_range_validate_enforces() {
+        let table = SettingsTable::new();
+        for r in &table.numbers {
+            let step = if r.integer { 1.0 } else { 1e-9 * r.max.abs().max(1.0) };
+            assert!(accepted(r.key, r.max), "{} max {}", r.key, r.max);
+            assert!(!accepted(r.key, r.max + step) || r.max + step == r.max, "{} above max", r.key);
+            if r.min_excluded {
+                assert!(!accepted(r.key, r.min), "{} min {} excluded", r.key, r.min);
+                assert!(accepted(r.key, r.min + step), "{} just above min", r.key);
+            } else {
+                assert!(accepted(r.key, r.min), "{} min {}", r.key, r.min);
+                if !(r.integer && r.min == 0.0) {
+                    assert!(!accepted(r.key, r.min - step), "{} below min", r.key);
+                }
+            }
+            if let Some(low) = r.smallest_positive {
+                assert!(accepted(r.key, low) && !accepted(r.key, low / 2.0), "{} smallest positive", r.key);
+            }
+        }
+    }
+
+    #[test]
+    fn choices_are_the_names_the_settings_read_and_the_defaults_are_among_them() {
+        let table = SettingsTable::new();
+        let defaults = serde_json::to_value(&table.defaults).unwrap();
+        for c in &table.choices {
+            assert!(c.options.iter().any(|o| defaults[c.key] == Value::String(o.clone())), "{}", c.key);
+            for o in &c.options {
+                let mut v = defaults.clone();
+                v[c.key] = json!(o);
+                assert!(serde_json::from_value::<GenerationSettings>(v).is_ok(), "{} = {o}", c.key);
+            }
+        }
+        // Every numeric default lies in its range.
+        for r in &table.numbers {
+            if let Some(d) = defaults[r.key].as_f64() {
+                assert!(accepted(r.key, d), "default {} = {d}", r.key);
+            }
+        }
+    }
+}

@@ -3,6 +3,7 @@
 // need no files.
 
 import { isCached } from "./model-cache.js";
+import { ENGINE } from "./state/settings.js";
 
 /**
  * @typedef {Object} ModelEntry
@@ -20,7 +21,7 @@ import { isCached } from "./model-cache.js";
  */
 
 /** Lesson 21's ten logits z1..z10, the "logits10" model's vector until it is edited. */
-export const COURSE_LOGITS = [3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.5];
+export const COURSE_LOGITS = ENGINE.course.logits10;
 
 /** The course's models, built into the engine. */
 export const BUILTIN_MODELS = [

@@ -3,6 +3,7 @@
 
 import { $, state, view } from "./app-state.js";
 import { COURSE_LOGITS } from "./models.js";
+import { ENGINE } from "./state/settings.js";
 import { client } from "./engine-link.js";
 import { replay, replayOrSay } from "./engine.js";
 import { updateUrl } from "./url-sync.js";
@@ -45,8 +46,9 @@ async function retrainBigram() {
   view.trainBusy = true;
   scheduleRender();
   try {
-    // Seed 18, as lesson 18, so the curve matches the course.
-    const msg = await client.request("train", { steps: 600, seed: 18 });
+    // Lesson 18's steps and seed (the engine's), so the curve matches the course.
+    const { bigram_steps: steps, bigram_seed: seed } = ENGINE.course;
+    const msg = await client.request("train", { steps, seed });
     view.train = msg.result;
     await replay();
   } catch (err) { sayEngineError(err); }

@@ -97,18 +97,12 @@ async function handle(msg) {
       // new rules (nothing is computed for this message).
       if (running !== null) runSettings = msg.settings;
       return reply(id, { kind: "run_settings", running: running !== null });
-    // The settings argument is ignored by a facade whose rewind takes only n.
     case "rewind": return replyWithState(id, { kind: "step", report: pg.rewind(msg.n, msg.settings) });
     case "beam": return beam(id, msg.settings);
-    case "set_logits": {
-      // The facade may restart the prompt (StepReport) or only return the
-      // new Distribution; the page accepts either.
-      const out = pg.set_logits(Float64Array.from(msg.logits), msg.prompt, msg.settings);
-      return replyWithState(id, out && out.distribution ? { kind: "step", report: out } : { kind: "preview", distribution: out });
-    }
-    case "train": return replyWithState(id, { kind: "train", result: pg.train_bigram(msg.steps, BigInt(msg.seed ?? 18)) });
+    case "set_logits": // the prompt restarts on the new vector: a StepReport
+      return replyWithState(id, { kind: "step", report: pg.set_logits(Float64Array.from(msg.logits), msg.prompt, msg.settings) });
+    case "train": return replyWithState(id, { kind: "train", result: pg.train_bigram(msg.steps, BigInt(msg.seed)) });
     case "score": {
-      if (typeof pg.score !== "function") throw new Error("this engine build cannot score texts yet (no Playground.score; rebuild www/pkg)");
       // Teacher-forced in one pass; the generation state is left alone, so no `pending`.
       return reply(id, { kind: "score", score: pg.score(msg.text, !!msg.chat), ms: performance.now() - requestStart });
     }

@@ -11,12 +11,15 @@
 // the model), and the tab's memory: the renderer's VmRSS after the load, and
 // with --memory-tokens=T (default 1024, when the context holds them) VmRSS and
 // the process's peak VmHWM once the cache holds T tokens (a prompt of T - 24
-// tokens, then decode steps). The figures are one JSON line, the last on stdout.
+// tokens, then decode steps), and the peak of its private memory (RssAnon,
+// sampled every 25 ms from before the load: what Chrome's task manager
+// counts as a tab's memory footprint, without the ~95 MB of Chromium's
+// shared library pages that VmRSS counts in every process). The figures are one JSON line, the last on stdout.
 // Usage (after pkg-scripts/build):
 //   node pkg-scripts/bench-engine-wasm.mjs [MODEL] [REPEATS] [--prefill=P] [--decode=D] [--memory-tokens=T] [--json]
 //   MODEL: a name from www/models/index.json (bard, smollm2-135m), a built-in
 //   (logits10, bigram-abc, kv-demo) or a GGUF path under www/ (default: SmolLM2's file)
-import { startServer, launchBrowser, rendererMemory } from "../tests/e2e/harness.mjs";
+import { startServer, launchBrowser, rendererMemory, watchRendererMemory } from "../tests/e2e/harness.mjs";
 import { SMOLLM2_URL_PATH, BUILTINS, positionals, intOption, benchLengths, say } from "./bench-common.mjs";
 
 const args = positionals();
@@ -26,6 +29,7 @@ const memoryTokens = intOption("memory-tokens", 1024);
 const server = await startServer();
 const browser = await launchBrowser();
 try {
+  const watch = watchRendererMemory(browser);
   const page = await browser.newPage();
   page.on("console", (m) => {
     if (m.type() === "error" && !/favicon\.ico$/.test(m.location()?.url ?? "")) console.error(`page: ${m.text()}`);
@@ -34,7 +38,7 @@ try {
   await page.goto(`${server.url}models/index.json`);
   const loaded = await page.evaluate(loadModel, { model, builtins: BUILTINS });
   await page.evaluate(definePrompts);
-  const afterLoad = await rendererMemory();
+  const afterLoad = await rendererMemory(browser);
   const lengths = benchLengths(loaded.info.context);
   const prefill = intOption("prefill", lengths.prefill, 1);
   const decode = intOption("decode", lengths.decode, 1);
@@ -44,18 +48,22 @@ try {
   if (memoryTokens > 24 && memoryTokens <= loaded.info.context && loaded.info.kind === "transformer") {
     say(`${model}: filling the cache to ${memoryTokens} tokens for the memory figure`);
     const filled = await page.evaluate(fillCache, { tokens: memoryTokens });
-    const m = await rendererMemory();
-    memory = { tokens: filled.kv_len, kv_bytes: filled.kv_bytes, tab_rss_mb: m?.rss ?? null, tab_peak_mb: m?.hwm ?? null };
+    const m = await rendererMemory(browser);
+    const peak = await watch.stop();
+    memory = { tokens: filled.kv_len, kv_bytes: filled.kv_bytes, tab_rss_mb: m?.rss ?? null, tab_peak_mb: m?.hwm ?? null,
+      tab_private_mb: m?.anon ?? null, tab_private_peak_mb: peak.anon || null };
   }
   const figures = {
     engine: "nexttoken wasm (Chromium, 1 thread)", model, name: loaded.info.name, ...loaded, ...speed,
-    tab_rss_after_load_mb: afterLoad?.rss ?? null, tab_peak_mb: (await rendererMemory())?.hwm ?? null, memory,
+    tab_rss_after_load_mb: afterLoad?.rss ?? null, tab_peak_mb: (await rendererMemory(browser))?.hwm ?? null, memory,
   };
   say(`${model}: prefill ${speed.prefill_tok_s.toFixed(1)} tok/s, decode ${speed.decode_tok_s.toFixed(1)} tok/s, ` +
     `preview alone ${speed.preview_ms.toFixed(2)} ms; tab after load ${afterLoad?.rss?.toFixed(0)} MB` +
-    (memory ? `, with ${memory.tokens} tokens cached ${memory.tab_rss_mb?.toFixed(0)} MB, peak ${memory.tab_peak_mb?.toFixed(0)} MB` : ""));
+    (memory ? `, with ${memory.tokens} tokens cached ${memory.tab_rss_mb?.toFixed(0)} MB, peak ${memory.tab_peak_mb?.toFixed(0)} MB; ` +
+      `private ${memory.tab_private_mb?.toFixed(0)} MB, peak ${memory.tab_private_peak_mb?.toFixed(0)} MB` : ""));
   console.log(JSON.stringify(figures)); // the last line on stdout, for pkg-scripts/bench
 } finally {
+  await watch.stop();
   await browser.close();
   await server.close();
 }

@@ -47,7 +47,7 @@ try {
     const { ms, load } = await page.evaluate(() => ({ ms: performance.now(), load: window.__ntpLoad }));
     times.push(ms);
     stages.push(load);
-    memory.push(await rendererMemory());
+    memory.push(await rendererMemory(browser));
     if (warm) await page.close();
   }
   await browser.close();

@@ -1,5 +1,9 @@
 //! Exact cost counters for the cached and the naive (full recompute) paths,
-//! per layer and KV head, counted by the attention code as it runs.
+//! per layer and head: the transformer's attention counts them from the
+//! shapes it ran (the K/V rows it projected, the scores its causal masks
+//! left visible), so they follow what the code did, not a formula. The
+//! formulas below are what they must come to, and what the naive path
+//! would have cost while the cache is on (`naive_step`, not run).
 //!
 //! ```text
 //! K/V rows projected: cached prefill of P tokens = P, each decode = 1;

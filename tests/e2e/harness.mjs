@@ -186,24 +186,68 @@ export function needSmollm2(t) {
 }
 
 /**
- * The largest Chromium renderer process (the page's tab, with its workers)
- * of the browsers these scripts started: resident and peak resident size, MB.
- * Linux only (reads /proc); null elsewhere. Used by the benchmarks.
- * @returns {Promise<{ rss: number, hwm: number }|null>}
+ * The memory of this browser's largest renderer process (the tab, its
+ * workers included) in MB: { rss, hwm } from /proc (VmRSS, VmHWM), and
+ * anon, the part that is the tab's own (RssAnon: not the shared library
+ * pages every Chromium process maps). Only the renderers of `browser` count,
+ * so another Chromium running on the machine cannot inflate the figure.
+ * @param {import("playwright-core").Browser} browser
  */
-export async function rendererMemory() {
-  const { readFile, readdir } = await import("node:fs/promises");
+export async function rendererMemory(browser) {
+  return largestMemory(await rendererPids(browser));
+}
+
+/**
+ * The process ids of `browser`'s renderers, from the browser itself.
+ * @param {import("playwright-core").Browser} browser
+ * @returns {Promise<number[]>}
+ */
+async function rendererPids(browser) {
+  const cdp = await browser.newBrowserCDPSession();
+  const { processInfo } = await cdp.send("SystemInfo.getProcessInfo");
+  await cdp.detach();
+  return processInfo.filter((p) => p.type === "renderer").map((p) => p.id);
+}
+
+/**
+ * The largest of these processes by resident size, its figures in MB.
+ * @param {number[]} pids
+ */
+async function largestMemory(pids) {
+  const { readFile } = await import("node:fs/promises");
   let best = null;
-  const pids = await readdir("/proc").catch(() => []);
-  for (const pid of pids.filter((p) => /^\d+$/.test(p))) {
-    const cmd = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-    if (!cmd.includes("--type=renderer") || !cmd.includes("playwright")) continue;
-    const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+  for (const id of pids) {
+    const status = await readFile(`/proc/${id}/status`, "utf8").catch(() => "");
     const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
-    const m = { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+    const m = { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024, anon: kb("RssAnon") / 1024 };
     if (!best || m.rss > best.rss) best = m;
   }
   return best;
+}
+
+/**
+ * Samples rendererMemory(browser) every `everyMs` until stop(), which gives
+ * the peaks seen: { rss, anon } (sampled) and hwm (the kernel's own peak
+ * of the resident size). The tab's private memory (anon) has no kernel peak,
+ * so it is sampled; wasm memory never shrinks, so its part is also in the
+ * last sample.
+ * @param {import("playwright-core").Browser} browser
+ * @param {number} [everyMs]
+ */
+export function watchRendererMemory(browser, everyMs = 25) {
+  const peak = { rss: 0, anon: 0, hwm: 0 };
+  let running = true;
+  const loop = (async () => {
+    let pids = [];
+    for (let i = 0; running; i++) {
+      // New renderers appear with new pages: ask the browser now and then.
+      if (i % 20 === 0) pids = await rendererPids(browser).catch(() => pids);
+      const m = await largestMemory(pids);
+      if (m) for (const k of ["rss", "anon", "hwm"]) peak[k] = Math.max(peak[k], m[k]);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return { stop: async () => { running = false; await loop; const m = await rendererMemory(browser).catch(() => null); if (m) for (const k of ["rss", "anon", "hwm"]) peak[k] = Math.max(peak[k], m[k]); return peak; } };
 }
 
 /**

@@ -1,5 +1,7 @@
 //! Causal multi-head attention with grouped-query heads and an optional KV cache.
 
+use std::cell::Cell;
+
 use burn::module::Module;
 use burn::tensor::activation::softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
@@ -7,6 +9,7 @@ use burn::tensor::{Bool, Device, Tensor, TensorData};
 use super::projection::Projection;
 use super::rope::apply_rope;
 use crate::config::{ModelConfig, Positions, RopeStyle};
+use crate::counters::PathCost;
 use crate::kv_cache::KvCache;
 
 #[derive(Module, Debug)]
@@ -20,12 +23,17 @@ pub struct Attention {
     pub head_dim: usize,
 }
 
-/// Where the chunk sits and how to rotate it.
+/// Where the chunk sits and how to rotate it; and what the attention did.
 pub struct ChunkPositions<'a> {
     /// Absolute position of the chunk's first token (the cache length).
     pub start: usize,
     /// cos/sin tables `[T, head_dim/2]` and the pairing, for rotary models.
     pub rope: Option<(&'a Tensor<2>, &'a Tensor<2>, RopeStyle)>,
+    /// Work of every layer's attention, added as it runs, counted per head
+    /// from the shapes it ran: the K/V rows it projected and the scores its
+    /// causal masks left visible. (A cache that re-projected the prefix, or
+    /// attended to more keys than it holds, shows here.)
+    pub work: Cell<PathCost>,
 }
 
 impl Attention {
@@ -60,37 +68,75 @@ impl Attention {
             q = apply_rope(q, cos, sin, style);
             k = apply_rope(k, cos, sin, style);
         }
+        let projected = k.dims()[2] as u64;
         let (k, v) = match cache {
             Some((cache, layer)) => cache.write(layer, k, v), // (b, kvh, start + t, hd)
             None => (k, v),
         };
-        let keys = k.dims()[2];
-        // Grouped-query attention without copying K and V once per query
-        // head: query head i reads KV head i / group, so the group's queries
-        // are stacked as rows against their one KV head (a copy of the
-        // cache per step would grow with the text: 141 MB a token for
-        // SmolLM2 at 1,024 positions).
-        let group = h / kvh;
-        let q = q.reshape([b, kvh, group * t, hd]); // row r: head (r / t) of the group, position r % t
-        let scores = q.matmul(k.swap_dims(2, 3)) / (hd as f64).sqrt(); // (b, kvh, group·t, keys)
-        let mask = causal_mask(pos.start, t, keys, &scores.device()).reshape([1, 1, 1, t, keys]).repeat_dim(2, group);
-        let mask = mask.reshape([1, 1, group * t, keys]);
-        let weights = softmax(scores.mask_fill(mask, f32::NEG_INFINITY), 3);
-        let out = weights.matmul(v).reshape([b, h, t, hd]); // (b, h, t, hd)
+        let rows = (SCORE_BUDGET / (b * h * k.dims()[2]).max(1)).clamp(1, t);
+        let (out, visible) = attend(q, k, v, pos.start, rows);
+        let mut work = pos.work.get();
+        work.add(PathCost { kv_rows: projected, scores: visible });
+        pos.work.set(work);
         self.wo.forward(out.swap_dims(1, 2).reshape([b, t, h * hd]))
     }
 }
 
-/// `true` where query i (at absolute position start + i) must not see key j.
+/// Softmax attention of the queries over the keys, causal from absolute
+/// position `start` (the first query's), `rows` queries at a time; and how
+/// many scores were visible to the queries (per head).
+///
+/// Grouped-query attention without copying K and V once per query head:
+/// query head i reads KV head i / group, so the group's queries are stacked
+/// as rows against their one KV head (a copy of the cache per step would
+/// grow with the text: 141 MB a token for SmolLM2 at 1,024 positions). The
+/// queries go in row blocks so the scores of a long chunk are never all held
+/// at once: a 1,024-token prompt of SmolLM2 would need 38 MB of scores (and
+/// as much again for their softmax) in every layer.
+///
+/// # Shapes
+/// - q: `[batch, heads, T, head_dim]`; k, v: `[batch, kv_heads, keys, head_dim]`
+/// - returned: `[batch, heads, T, head_dim]`
+fn attend(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, start: usize, rows: usize) -> (Tensor<4>, u64) {
+    let [b, h, t, hd] = q.dims();
+    let [_, kvh, keys, _] = k.dims();
+    let group = h / kvh;
+    let k_t = k.swap_dims(2, 3); // (b, kvh, hd, keys)
+    let mut visible = 0;
+    let blocks: Vec<Tensor<4>> = (0..t)
+        .step_by(rows.max(1))
+        .map(|first| {
+            let n = rows.max(1).min(t - first);
+            let q = q.clone().slice([0..b, 0..h, first..first + n, 0..hd]);
+            let q = q.reshape([b, kvh, group * n, hd]); // row r: head (r / n) of the group, position first + r % n
+            let scores = q.matmul(k_t.clone()) / (hd as f64).sqrt(); // (b, kvh, group·n, keys)
+            let (mask, seen) = causal_mask(start + first, n, keys, &scores.device());
+            visible += seen;
+            let mask = mask.reshape([1, 1, 1, n, keys]).repeat_dim(2, group).reshape([1, 1, group * n, keys]);
+            let weights = softmax(scores.mask_fill(mask, f32::NEG_INFINITY), 3);
+            weights.matmul(v.clone()).reshape([b, h, n, hd]) // (b, h, n, hd)
+        })
+        .collect();
+    let out = if blocks.len() == 1 { blocks.into_iter().next().expect("one block") } else { Tensor::cat(blocks, 2) };
+    (out, visible)
+}
+
+/// Attention scores computed at once, at most (4 MB of f32): the row block
+/// a long chunk's queries are split into.
+const SCORE_BUDGET: usize = 1 << 20;
+
+/// `true` where query i (at absolute position start + i) must not see key j;
+/// and how many cells are `false` (the scores that count).
 ///
 /// ```text
 /// start = 2, T = 2, keys = 4:      key 0 1 2 3
 ///                      query at 2:     . . . x
 ///                      query at 3:     . . . .
 /// ```
-pub fn causal_mask(start: usize, t: usize, keys: usize, device: &Device) -> Tensor<2, Bool> {
+pub fn causal_mask(start: usize, t: usize, keys: usize, device: &Device) -> (Tensor<2, Bool>, u64) {
     let cells: Vec<bool> = (0..t).flat_map(|i| (0..keys).map(move |j| j > start + i)).collect();
-    Tensor::from_data(TensorData::new(cells, [t, keys]), device)
+    let visible = cells.iter().filter(|&&hidden| !hidden).count() as u64;
+    (Tensor::from_data(TensorData::new(cells, [t, keys]), device), visible)
 }
 
 /// Positions config → what `forward` needs for a chunk (rope tables or none).
@@ -98,5 +144,33 @@ pub fn needs_rope(positions: &Positions) -> Option<(f64, RopeStyle)> {
     match *positions {
         Positions::Rope { base, style } => Some((base, style)),
         Positions::Learned => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::Distribution;
+
+    /// Queries in blocks of any size give what all at once gives, and count
+    /// the causal triangle's visible scores (the queries at start..start+T
+    /// see start+1 .. start+T keys).
+    #[test]
+    fn query_blocks_change_nothing() {
+        let device = crate::backend::BackendKind::Flex.device().unwrap();
+        let (b, h, kvh, t, start, hd) = (1, 6, 2, 7, 5, 4);
+        let q = Tensor::<4>::random([b, h, t, hd], Distribution::Normal(0.0, 1.0), &device);
+        let k = Tensor::<4>::random([b, kvh, start + t, hd], Distribution::Normal(0.0, 1.0), &device);
+        let v = Tensor::<4>::random([b, kvh, start + t, hd], Distribution::Normal(0.0, 1.0), &device);
+        let (whole, visible) = attend(q.clone(), k.clone(), v.clone(), start, t);
+        assert_eq!(visible, (1..=t as u64).map(|i| start as u64 + i).sum::<u64>());
+        let whole = whole.into_data().try_to_vec::<f32>().unwrap();
+        for rows in [1, 2, 3, 6] {
+            let (blocked, seen) = attend(q.clone(), k.clone(), v.clone(), start, rows);
+            assert_eq!(seen, visible, "rows {rows}");
+            let blocked = blocked.into_data().try_to_vec::<f32>().unwrap();
+            let worst = whole.iter().zip(&blocked).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            assert!(worst < 1e-6, "rows {rows}: differs by {worst}");
+        }
     }
 }

@@ -8,7 +8,7 @@ use super::Transformer;
 use crate::backend::BackendKind;
 use crate::bail;
 use crate::config::ModelConfig;
-use crate::counters::{Counters, PathCost};
+use crate::counters::Counters;
 use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
 use crate::lm::{LanguageModel, ModelInfo};
@@ -75,6 +75,19 @@ impl DecoderLm {
         Ok(())
     }
 
+    /// The naive path: every position from scratch, the cache left alone;
+    /// the logits at every position, or only after the last one.
+    fn recompute(&mut self, tokens: &[u32], last_only: bool) -> Result<Vec<Vec<f32>>> {
+        self.check_tokens(tokens)?;
+        if tokens.len() > self.config.context {
+            bail!("context full: {} tokens exceed the context length {}", tokens.len(), self.config.context);
+        }
+        let input = self.token_tensor(tokens);
+        let (logits, work) = self.model.forward(&self.config, input, 0, None, last_only);
+        self.counters.naive.add(work);
+        logits_rows(logits)
+    }
+
     fn token_tensor(&self, tokens: &[u32]) -> Tensor<2, Int> {
         let ids: Vec<i64> = tokens.iter().map(|&t| t as i64).collect();
         Tensor::from_data(TensorData::new(ids, [1, tokens.len()]), &self.device)
@@ -122,20 +135,17 @@ impl LanguageModel for DecoderLm {
         self.cache.check_room(tokens.len())?;
         let start = self.cache.len();
         let input = self.token_tensor(tokens);
-        let logits = self.model.forward(&self.config, input, start, Some(&mut self.cache), true);
-        self.counters.cached.add(PathCost::cached_step(start, tokens.len()));
+        let (logits, work) = self.model.forward(&self.config, input, start, Some(&mut self.cache), true);
+        self.counters.cached.add(work);
         Ok(logits_rows(logits)?.pop().expect("one row"))
     }
 
     fn forward_naive(&mut self, tokens: &[u32]) -> Result<Vec<Vec<f32>>> {
-        self.check_tokens(tokens)?;
-        if tokens.len() > self.config.context {
-            bail!("context full: {} tokens exceed the context length {}", tokens.len(), self.config.context);
-        }
-        let input = self.token_tensor(tokens);
-        let logits = self.model.forward(&self.config, input, 0, None, false);
-        self.counters.naive.add(PathCost::naive_step(tokens.len()));
-        logits_rows(logits)
+        self.recompute(tokens, false)
+    }
+
+    fn forward_naive_last(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        Ok(self.recompute(tokens, true)?.pop().expect("one row"))
     }
 
     fn for_each_position(&mut self, tokens: &[u32], each: &mut dyn FnMut(usize, &[f32]) -> Result<()>) -> Result<()> {
@@ -173,5 +183,33 @@ impl LanguageModel for DecoderLm {
 
     fn reset_counters(&mut self) {
         self.counters = Counters::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtin::kv_demo_config;
+    use crate::counters::PathCost;
+
+    /// The counters the attention takes from the shapes it ran come to the
+    /// definitions in `counters` (a chunk of n after c cached projects n K/V
+    /// rows and scores n·c + n(n+1)/2; a recompute over t scores the
+    /// triangle): a cache that re-projected its prefix, or a mask that let a
+    /// query see the future, would count more.
+    #[test]
+    fn counted_work_is_the_definition() {
+        let mut lm = DecoderLm::random("count", kv_demo_config(), 3, BackendKind::Flex).unwrap();
+        let mut expected = PathCost::default();
+        for chunk in [[1u32, 2, 3].as_slice(), &[0], &[1], &[2, 3], &[5]] {
+            expected.add(PathCost::cached_step(lm.cache_len(), chunk.len()));
+            lm.forward_cached(chunk).unwrap();
+            assert_eq!(lm.counters().cached, expected);
+        }
+        lm.forward_naive(&[1, 2, 3, 4, 5, 0, 1]).unwrap();
+        lm.forward_naive_last(&[1, 2, 3]).unwrap();
+        let mut naive = PathCost::naive_step(7);
+        naive.add(PathCost::naive_step(3));
+        assert_eq!(lm.counters().naive, naive);
     }
 }

@@ -15,6 +15,8 @@ pub mod norm;
 pub mod projection;
 pub mod rope;
 
+use std::cell::Cell;
+
 use burn::module::Module;
 use burn::nn::{Embedding, EmbeddingConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -26,6 +28,7 @@ use norm::Norm;
 use projection::Projection;
 
 use crate::config::{ModelConfig, Positions};
+use crate::counters::PathCost;
 use crate::kv_cache::KvCache;
 
 pub use decoder::{DecoderLm, WeightsSource};
@@ -62,7 +65,8 @@ impl Transformer {
     /// Runs a chunk of tokens that starts at absolute position `start`.
     /// With a cache, `start` must equal the cache length (the cache decides
     /// positions; `DecoderLm` enforces this). With `last_only`, only the
-    /// last position goes through the LM head.
+    /// last position goes through the LM head. Also returns the attention's
+    /// work as it ran (per layer and head).
     ///
     /// # Shapes
     /// - tokens: `[batch, T]`
@@ -74,13 +78,13 @@ impl Transformer {
         start: usize,
         cache: Option<&mut KvCache>,
         last_only: bool,
-    ) -> Tensor<3> {
-        let mut x = self.hidden(c, tokens, start, cache);
+    ) -> (Tensor<3>, PathCost) {
+        let (mut x, work) = self.hidden_counted(c, tokens, start, cache);
         let [b, t, d] = x.dims();
         if last_only && t > 1 {
             x = x.slice([0..b, t - 1..t, 0..d]);
         }
-        self.head(x)
+        (self.head(x), work)
     }
 
     /// The residual stream after the last block (before the final norm).
@@ -88,7 +92,14 @@ impl Transformer {
     /// # Shapes
     /// - tokens: `[batch, T]`
     /// - returned: `[batch, T, d_model]`
-    pub fn hidden(&self, c: &ModelConfig, tokens: Tensor<2, Int>, start: usize, mut cache: Option<&mut KvCache>) -> Tensor<3> {
+    pub fn hidden(&self, c: &ModelConfig, tokens: Tensor<2, Int>, start: usize, cache: Option<&mut KvCache>) -> Tensor<3> {
+        self.hidden_counted(c, tokens, start, cache).0
+    }
+
+    /// `hidden`, and the attention's work: what every layer's attention
+    /// counted from the shapes it ran, as one layer's share (the counters
+    /// are per layer and head, and every layer runs the same shapes).
+    fn hidden_counted(&self, c: &ModelConfig, tokens: Tensor<2, Int>, start: usize, mut cache: Option<&mut KvCache>) -> (Tensor<3>, PathCost) {
         let device = tokens.device();
         let [_, t] = tokens.dims();
         let mut x = self.tok_emb.forward(tokens); // (b, t, d)
@@ -101,14 +112,17 @@ impl Transformer {
             let (cos, sin) = rope::angle_tables(start, t, c.head_dim, base, &device);
             (cos, sin, style)
         });
-        let pos = ChunkPositions { start, rope: tables.as_ref().map(|(c, s, st)| (c, s, *st)) };
+        let pos = ChunkPositions { start, rope: tables.as_ref().map(|(c, s, st)| (c, s, *st)), work: Cell::default() };
         for (layer, block) in self.blocks.iter().enumerate() {
             x = block.forward(x, &pos, cache.as_deref_mut().map(|c| (c, layer)));
         }
         if let Some(cache) = cache {
             cache.advance(t);
         }
-        x
+        let work = pos.work.get();
+        let layers = self.blocks.len().max(1) as u64;
+        debug_assert!(work.kv_rows % layers == 0 && work.scores % layers == 0, "every layer runs the same shapes");
+        (x, PathCost { kv_rows: work.kv_rows / layers, scores: work.scores / layers })
     }
 
     /// Final norm and LM head.

@@ -315,8 +315,7 @@ impl Session {
             cached
         } else {
             let history = self.history();
-            let mut rows = self.model.forward_naive(&history[history.len() - seen..])?;
-            let recomputed = rows.pop().expect("at least one position");
+            let recomputed = self.model.forward_naive_last(&history[history.len() - seen..])?;
             self.cache_check = Some(compare_paths(&recomputed, &cached));
             recomputed
         };

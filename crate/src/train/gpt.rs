@@ -104,7 +104,7 @@ pub fn evaluate(model: &Transformer, config: &ModelConfig, ids: &[u32], t: usize
         let y: Vec<i64> = chunk.iter().flat_map(|&s| ids[s + 1..s + t + 1].iter().map(|&v| v as i64)).collect();
         let x = Tensor::<2, Int>::from_data(TensorData::new(x, [b, t]), device);
         let y = Tensor::<1, Int>::from_data(TensorData::new(y, [b * t]), device);
-        let logits = model.forward(config, x, 0, None, false).reshape([b * t, config.vocab_size]);
+        let logits = model.forward(config, x, 0, None, false).0.reshape([b * t, config.vocab_size]);
         let loss: f32 = loss_fn.forward(logits, y).into_scalar();
         total += loss as f64 * b as f64;
         count += b;
@@ -165,7 +165,7 @@ pub fn train(
     let last_step = stop_after.min(options.steps);
     for step in first_step..last_step {
         let (x, y) = sample_batch(train_ids, b, t, &mut rng, &device);
-        let logits = model.forward(config, x, 0, None, false).reshape([b * t, v]);
+        let logits = model.forward(config, x, 0, None, false).0.reshape([b * t, v]);
         let loss = loss_fn.forward(logits, y);
         let loss_value: f32 = loss.clone().into_scalar();
         if !loss_value.is_finite() {

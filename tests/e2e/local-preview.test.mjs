@@ -143,16 +143,19 @@ test("a slider move during a run is previewed here once and reaches the run as r
   // top-k = 1 during the run: every later token is the most likely one
   await page.fill("#ctl-top_k", "1");
   const movedAt = await count();
-  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length >= n + 16, movedAt);
+  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length >= n + 30, movedAt);
   await page.click("#btn-run"); // Stop
   await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Run");
   const sent = await page.evaluate((k) => window.__sent.slice(k), sentBefore);
   assert.ok(sent.includes("run_settings"), `the run was told: ${sent.join(", ")}`);
   assert.ok(!sent.includes("preview"), `no second preview in the worker: ${sent.join(", ")}`);
-  // Tokens already drawn when the message got in keep their rank; allow a few in flight.
+  // Tokens drawn before the message got in keep their rank (how many were in
+  // flight depends on the machine's load); from then on every token is the
+  // top one. Ten top tokens in a row by chance at tau = 1 would be p ~ 1e-4.
   const ranks = await page.$$eval("#p-output .tok", (els) => els.map((e) => Number(/rank (\d+)/.exec(e.title)[1])));
-  const later = ranks.slice(movedAt + 4);
-  assert.ok(later.length >= 10 && later.every((r) => r === 1), `ranks after top-k = 1: ${later.join(",")}`);
+  const later = ranks.slice(movedAt);
+  const lastOther = later.findLastIndex((r) => r !== 1);
+  assert.ok(later.length - (lastOther + 1) >= 10, `ranks after top-k = 1 end in at least ten 1s: ${later.join(",")}`);
   assert.equal(await page.evaluate(() => document.body.dataset.previewSource), "local");
   assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);
   await page.close();

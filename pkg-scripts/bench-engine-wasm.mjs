@@ -28,8 +28,8 @@ const repeats = Number(args.find((a) => /^\d+$/.test(a)) ?? 3);
 const memoryTokens = intOption("memory-tokens", 1024);
 const server = await startServer();
 const browser = await launchBrowser();
+const watch = watchRendererMemory(browser);
 try {
-  const watch = watchRendererMemory(browser);
   const page = await browser.newPage();
   page.on("console", (m) => {
     if (m.type() === "error" && !/favicon\.ico$/.test(m.location()?.url ?? "")) console.error(`page: ${m.text()}`);

@@ -88,13 +88,16 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    /// The reason in words, for messages and the CLI.
+    pub const ALL: [StopReason; 4] = [StopReason::Eos, StopReason::MaxNew, StopReason::StopString, StopReason::ContextFull];
+
+    /// The reason in words, for messages, the CLI and the page (through the
+    /// settings table).
     pub fn describe(self) -> &'static str {
         match self {
-            StopReason::Eos => "end-of-sequence token",
+            StopReason::Eos => "the model emitted end-of-sequence",
             StopReason::MaxNew => "max new tokens reached",
-            StopReason::StopString => "stop string",
-            StopReason::ContextFull => "context full",
+            StopReason::StopString => "a stop string appeared",
+            StopReason::ContextFull => "the context is full",
         }
     }
 }

@@ -4,6 +4,7 @@
 
 import { makeEl, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { colourForProb, formatProb } from "./format.js";
+import ENGINE from "../state/engine-settings.js";
 
 /**
  * @typedef {Object} OutputView
@@ -13,11 +14,9 @@ import { colourForProb, formatProb } from "./format.js";
  * @property {boolean} running
  */
 
+/** Why a generation stopped, in words: the engine's reasons from its table, and the page's own Stop. */
 const STOP_WORDS = {
-  eos: "stopped: the model emitted end-of-sequence",
-  max_new: "stopped: max new tokens reached",
-  stop_string: "stopped: a stop string appeared",
-  context_full: "stopped: the context is full",
+  ...Object.fromEntries(ENGINE.stop_reasons.map((r) => [r.name, `stopped: ${r.words}`])),
   user: "stopped by you",
 };
 

@@ -162,6 +162,24 @@ export default {
       ]
     }
   ],
+  "stop_reasons": [
+    {
+      "name": "eos",
+      "words": "the model emitted end-of-sequence"
+    },
+    {
+      "name": "max_new",
+      "words": "max new tokens reached"
+    },
+    {
+      "name": "stop_string",
+      "words": "a stop string appeared"
+    },
+    {
+      "name": "context_full",
+      "words": "the context is full"
+    }
+  ],
   "course": {
     "logits10": [
       3.0,

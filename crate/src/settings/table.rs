@@ -11,6 +11,7 @@
 use serde::Serialize;
 
 use super::{ContextPolicy, GenerationSettings, MAX_ALPHA, MAX_BEAMS, MAX_NEW, MAX_SEED, MAX_TOP_N};
+use crate::report::StopReason;
 use crate::models::LESSON21_LOGITS;
 use crate::rules::{
     MAX_ABS_BIAS, MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE, MAX_TOP_K,
@@ -50,7 +51,15 @@ pub struct SettingsTable {
     pub defaults: GenerationSettings,
     pub numbers: Vec<NumberRange>,
     pub choices: Vec<Choice>,
+    /// Why a generation stops: each reason's name in the reports, and its words.
+    pub stop_reasons: Vec<StopWords>,
     pub course: Course,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StopWords {
+    pub name: String,
+    pub words: &'static str,
 }
 
 /// The course's numbers the page offers as its starting points.
@@ -105,7 +114,8 @@ impl SettingsTable {
             bigram_steps: LESSON_STEPS,
             bigram_seed: LESSON_SEED,
         };
-        Self { defaults: GenerationSettings::default(), numbers, choices, course }
+        let stop_reasons = StopReason::ALL.iter().zip(names(&StopReason::ALL)).map(|(r, name)| StopWords { name, words: r.describe() }).collect();
+        Self { defaults: GenerationSettings::default(), numbers, choices, stop_reasons, course }
     }
 
     pub fn number(&self, key: &str) -> Option<&NumberRange> {

@@ -1,5 +1,8 @@
 //! Properties every decoding rule must keep, on random logits (lengths
 //! 1..300, values in [-30, 30], with deliberate ties and -inf entries).
+//!
+//! One file past 400 lines on purpose: one property (or two) per rule, all
+//! drawing on the same logit strategies above, read as one checklist.
 
 use nexttoken::rules::*;
 use proptest::prelude::*;

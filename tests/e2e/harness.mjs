@@ -251,6 +251,38 @@ export function watchRendererMemory(browser, everyMs = 25) {
 }
 
 /**
+ * Open the page with a query and wait until the engine has painted.
+ * `page.problems()` lists what went wrong on the way: console errors, page
+ * errors, failed requests; the 404 of an absent models/index.json is the one
+ * thing forgiven (the page falls back to the course models), and only while
+ * that file really is absent.
+ * @param {import("playwright-core").Browser} browser
+ * @param {{ url: string }} server
+ * @param {string} query
+ * @param {{ width?: number, height?: number }} [size]
+ */
+export async function openPlaygroundIn(browser, server, query, size = {}) {
+  const viewport = { width: size.width ?? 1300, height: size.height ?? 900 };
+  const { page, errors } = await openPage(browser, new URL(`index.html${query}`, server.url).href, { viewport });
+  await waitForReady(page);
+  page.problems = () => forgiveAbsentIndex(errors);
+  return page;
+}
+
+/**
+ * The problems a page recorded, less the 404 of models/index.json while that
+ * file really is absent (the page then offers the course models).
+ * @param {string[]} errors
+ * @returns {string[]}
+ */
+export function forgiveAbsentIndex(errors) {
+  if (existsSync(path.join(WWW_ROOT, "models", "index.json"))) return errors.slice();
+  const indexMissing = (e) => /^http 404: .*\/models\/index\.json$/.test(e);
+  const only = errors.filter((e) => e.startsWith("http ")).every(indexMissing);
+  return errors.filter((e) => !indexMissing(e) && !(only && /^console: Failed to load resource/.test(e)));
+}
+
+/**
  * From the next navigation on, the type of every message the page posts to
  * its engine worker is pushed onto `window.__sent`.
  * @param {import("playwright-core").Page} page

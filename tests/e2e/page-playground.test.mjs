@@ -8,9 +8,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
-import { existsSync } from "node:fs";
-import { WWW_ROOT, startSuite, stopSuite, openPage, waitForReady, screenshot } from "./harness.mjs";
+import { startSuite, stopSuite, openPage, waitForReady, screenshot, openPlaygroundIn, forgiveAbsentIndex } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -21,34 +19,12 @@ before(async () => ({ server, browser } = await startSuite()));
 after(() => stopSuite({ server, browser }));
 
 /**
- * Open the page with a query and wait until the engine has painted.
- * `page.problems()` lists what went wrong on the way: console errors, page
- * errors, failed requests; the 404 of an absent models/index.json is the one
- * thing forgiven (the page falls back to the course models), and only while
- * that file really is absent.
+ * Open the page with a query and wait until the engine has painted (see
+ * harness.mjs openPlayground).
  * @param {string} query
  * @param {{ width?: number, height?: number }} [size]
  */
-async function openPlayground(query, size = {}) {
-  const viewport = { width: size.width ?? 1300, height: size.height ?? 900 };
-  const { page, errors } = await openPage(browser, new URL(`index.html${query}`, server.url).href, { viewport });
-  await waitForReady(page);
-  page.problems = () => forgiveAbsentIndex(errors);
-  return page;
-}
-
-/**
- * The problems a page recorded, less the 404 of models/index.json while that
- * file really is absent (the page then offers the course models).
- * @param {string[]} errors
- * @returns {string[]}
- */
-function forgiveAbsentIndex(errors) {
-  if (existsSync(path.join(WWW_ROOT, "models", "index.json"))) return errors.slice();
-  const indexMissing = (e) => /^http 404: .*\/models\/index\.json$/.test(e);
-  const only = errors.filter((e) => e.startsWith("http ")).every(indexMissing);
-  return errors.filter((e) => !indexMissing(e) && !(only && /^console: Failed to load resource/.test(e)));
-}
+const openPlayground = (query, size) => openPlaygroundIn(browser, server, query, size);
 
 /** Wait for all pending paints (two animation frames). */
 async function settle(page) {
@@ -265,35 +241,6 @@ test("a bad URL parameter shows a message and the page stays usable with default
   await page.close();
 });
 
-test("embed mode shows only the chosen panels, compactly; the narrow page is readable", async () => {
-  const page = await openPlayground("?model=logits10&embed=1&panels=dist,rules,entropy&temperature=0.5", { width: 720, height: 800 });
-  const visible = await page.$$eval("section.panel", (els) => els.filter((e) => e.offsetParent !== null).map((e) => e.id));
-  assert.deepEqual(visible, ["p-dist", "p-rules", "p-entropy"]);
-  assert.equal(await page.isVisible("header.top"), false);
-  assert.match(await page.textContent("#p-dist [data-slot=head]"), /p_max = 0\.632149/);
-  await screenshot(page, "page-embed");
-  await page.close();
-
-  const phone = await openPlayground("?model=logits10", { width: 360, height: 740 });
-  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 0, `no sideways scrolling at 360 px (overflow ${overflow}px)`);
-  await screenshot(phone, "page-360px");
-  await phone.close();
-});
-
-test("each panel saves as PNG and SVG figures", async () => {
-  const page = await openPlayground("?model=logits10&temperature=0.5");
-  for (const panel of ["p-dist", "p-entropy"]) {
-    const [png] = await Promise.all([page.waitForEvent("download"), page.click(`#${panel} .fig-buttons button:has-text("PNG")`)]);
-    assert.match(png.suggestedFilename(), /\.png$/);
-    const [svg] = await Promise.all([page.waitForEvent("download"), page.click(`#${panel} .fig-buttons button:has-text("SVG")`)]);
-    assert.match(svg.suggestedFilename(), /\.svg$/);
-  }
-  assert.deepEqual(page.problems(), []);
-  await page.close();
-});
-
-
 test("the course's toy models: edited logits reach the engine, the retrained bigram greedily cycles abab", async () => {
   const page = await openPlayground("?model=logits10");
   // Tie z1 and z2 at 3: both must show e^3 / sum(e^z), computed here.
@@ -403,36 +350,6 @@ test("a full context stops generation cleanly: Step is off, the beam panel says 
   await page.waitForFunction(() => /cannot go on/.test(document.querySelector("#p-beam [data-slot=note]").textContent));
   await page.click("#btn-back");
   await page.waitForFunction(() => !document.querySelector("#btn-step").disabled);
-  assert.deepEqual(page.problems(), []);
-  await page.close();
-});
-
-test("the <next-token-playground> element builds an embed iframe from its attributes", async () => {
-  const { page, errors } = await openPage(browser, new URL("embed-demo.html", server.url).href);
-  const frame = await (await page.waitForSelector("next-token-playground iframe")).contentFrame();
-  await frame.waitForSelector("body[data-ready=true]", { state: "attached", timeout: 60000 });
-  const src = new URL(await page.getAttribute("next-token-playground iframe", "src"));
-  assert.equal(src.searchParams.get("embed"), "1");
-  assert.equal(src.searchParams.get("temperature"), "0.5");
-  assert.match(await frame.textContent("#p-dist [data-slot=head]"), /p_max = 0\.632149/);
-  assert.equal(await frame.isVisible("#p-kv"), false);
-  await page.close();
-  assert.deepEqual(forgiveAbsentIndex(errors), []);
-});
-
-test("panel switches and “Copy embed code” give an iframe snippet of the current view", async () => {
-  const page = await openPlayground("?model=logits10&temperature=0.5");
-  await page.uncheck("#show-kv");
-  await page.uncheck("#show-beam");
-  await page.waitForFunction(() => new URLSearchParams(location.search).get("panels") === "output,dist,rules,entropy,score,controls");
-  assert.equal(await page.isVisible("#p-kv"), false);
-  await page.click("#btn-embed");
-  const code = await page.inputValue("#embed-code");
-  const src = new URL(code.match(/src="([^"]+)"/)[1].replace(/&amp;/g, "&"));
-  assert.match(code, /^<iframe [^>]*width="\d+" height="\d+"/);
-  assert.equal(src.searchParams.get("embed"), "1");
-  assert.equal(src.searchParams.get("temperature"), "0.5");
-  assert.equal(src.searchParams.get("panels"), "output,dist,rules,entropy,score,controls");
   assert.deepEqual(page.problems(), []);
   await page.close();
 });

@@ -11,8 +11,6 @@
 //! The model's own template is Jinja; this build recognises ChatML in it
 //! (and its default system message) rather than running Jinja.
 
-use crate::tokenizer::BpeTokenizer;
-
 pub const IM_START: &str = "<|im_start|>";
 pub const IM_END: &str = "<|im_end|>";
 
@@ -23,9 +21,10 @@ pub struct ChatTemplate {
 }
 
 impl ChatTemplate {
-    /// ChatML when the template speaks it and the vocabulary has both markers as tokens.
-    pub fn from_jinja(template: &str, tok: &BpeTokenizer) -> Option<Self> {
-        let markers = tok.token_to_id(IM_START).is_some() && tok.token_to_id(IM_END).is_some();
+    /// ChatML when the template speaks it and the vocabulary has both
+    /// markers as tokens (`is_token`: whether a text is one token of it).
+    pub fn from_jinja(template: &str, is_token: impl Fn(&str) -> bool) -> Option<Self> {
+        let markers = is_token(IM_START) && is_token(IM_END);
         if !(markers && template.contains(IM_START) && template.contains(IM_END)) {
             return None;
         }

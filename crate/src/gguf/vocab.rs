@@ -121,7 +121,7 @@ pub fn tokenizer(f: &GgufFile) -> Result<BpeTokenizer> {
         tok.set_eos_id(Some(id))?;
     }
     if let Some(template) = f.get("tokenizer.chat_template").and_then(Value::as_str) {
-        tok.set_chat_template(ChatTemplate::from_jinja(template, &tok));
+        tok.set_chat_template(ChatTemplate::from_jinja(template, |t| tok.token_to_id(t).is_some()));
     }
     Ok(tok)
 }

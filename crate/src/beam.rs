@@ -126,7 +126,10 @@ impl BeamSearch {
                 self.pending.clone()
             } else {
                 model.truncate(self.base);
-                model.forward_cached(&hyp.tokens)?.iter().map(|&x| x as f64).collect()
+                let logits = model.forward_cached(&hyp.tokens)?;
+                // The position in the window the search runs over.
+                crate::lm::check_output(&logits, self.base + hyp.tokens.len())?;
+                logits.iter().map(|&x| x as f64).collect()
             };
             let lp = log_probs(&raw, &self.settings);
             for i in crate::rules::top_indices(&lp, width) {

@@ -85,3 +85,55 @@ pub trait LanguageModel {
     /// Zeroes the work counters (a new generation starts).
     fn reset_counters(&mut self);
 }
+
+/// Refuses what a model returned when any logit is NaN or infinite.
+///
+/// A network's forward pass gives finite numbers unless its weights are
+/// corrupted or its arithmetic overflowed, so every non-finite value is
+/// refused here, -inf included: a model never means "impossible" by it.
+/// Masking a token is the bans setting's job, which the rules apply after
+/// this check (its -inf never reaches here). The course's hand-written
+/// vector (`models::logits`) takes finite numbers only, for the same reason.
+/// `position` is the index in the sequence of the token the logits predict.
+pub fn check_output(logits: &[f32], position: usize) -> Result<()> {
+    let (mut nan, mut pos_inf, mut neg_inf, mut first) = (0usize, 0usize, 0usize, None);
+    for (i, &z) in logits.iter().enumerate() {
+        if z.is_finite() {
+            continue;
+        }
+        if z.is_nan() {
+            nan += 1;
+        } else if z > 0.0 {
+            pos_inf += 1;
+        } else {
+            neg_inf += 1;
+        }
+        first.get_or_insert(i);
+    }
+    let Some(first) = first else { return Ok(()) };
+    let counts: Vec<String> = [(nan, "NaN"), (pos_inf, "+inf"), (neg_inf, "-inf")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    crate::bail!(
+        "the model's logits at position {position} are broken: {} of {} values (the first at token id {first}); \
+         nothing is sampled from them. Its weights or arithmetic are corrupted: rewind to an earlier token or load the model again",
+        counts.join(", "),
+        logits.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_output;
+
+    #[test]
+    fn finite_logits_pass_and_every_non_finite_kind_is_counted() {
+        assert!(check_output(&[0.0, -1e30, 3.5, f32::MAX], 4).is_ok());
+        let e = check_output(&[1.0, f32::NAN, f32::INFINITY, f32::NAN, f32::NEG_INFINITY, 2.0], 17).unwrap_err();
+        assert!(e.message.starts_with("the model's logits at position 17 are broken: 2 NaN, 1 +inf, 1 -inf of 6 values (the first at token id 1)"), "{e}");
+        let e = check_output(&[f32::NEG_INFINITY; 3], 0).unwrap_err();
+        assert!(e.message.contains("position 0 are broken: 3 -inf of 3 values (the first at token id 0)"), "{e}");
+    }
+}

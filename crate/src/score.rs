@@ -100,9 +100,8 @@ pub fn score_tokens(model: &mut dyn LanguageModel, tok: &dyn Tokenizer, ids: &[u
     }
     let mut predictions: Vec<Prediction> = Vec::with_capacity(ids.len() - 1);
     model.for_each_position(ids, &mut |i, row| {
-        if row.iter().any(|v| !v.is_finite()) {
-            bail!("the model produced a non-finite logit at position {i}: the weights are broken");
-        }
+        // Row i predicts token i + 1.
+        crate::lm::check_output(row, i + 1)?;
         if let Some(&next) = ids.get(i + 1) {
             predictions.push(predict(row, next as usize));
         }

@@ -33,6 +33,8 @@ impl Session {
         self.require_started()?;
         settings.validate(self.model.info().vocab_size)?;
         self.beam_cancel()?;
+        // A search from broken logits would drop every candidate silently.
+        self.summary()?;
         let history = self.history();
         let job = beam::BeamSearch::new(self.model.as_ref(), &history[self.dropped..], &self.pending, settings);
         let progress = job.progress();

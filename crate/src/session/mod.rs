@@ -12,8 +12,8 @@
 use crate::bail;
 use crate::beam;
 use crate::counters::{Counters, PathCost};
-use crate::error::Result;
-use crate::lm::{LanguageModel, ModelInfo};
+use crate::error::{Error, Result};
+use crate::lm::{self, LanguageModel, ModelInfo};
 use crate::report::{self, CacheCheck, ChosenToken, Distribution, PositionSummary, StepReport, StopReason};
 use crate::rng::Rng;
 use crate::rules;
@@ -43,9 +43,10 @@ pub struct Session {
     /// Raw logits for the next position (never modified: every rule copies).
     pending: Vec<f64>,
     /// What no setting changes about `pending` (its softmax, ranking and
-    /// entropy curve), measured once per position; None when the logits are
-    /// broken (`describe` then reports why).
-    summary: Option<PositionSummary>,
+    /// entropy curve), measured once per position; or, when the model gave
+    /// NaN or infinite logits there, the message saying so, which every call
+    /// that would draw, preview or search from them returns instead.
+    summary: Result<PositionSummary>,
     stopped: Option<StopReason>,
     /// What a full recompute would have cost for the steps run with the cache.
     naive_shadow: PathCost,
@@ -72,7 +73,7 @@ impl Session {
             generated: Vec::new(),
             rng: Rng::new(0),
             pending: Vec::new(),
-            summary: None,
+            summary: Err(Error::new("no prompt yet: start a generation first")),
             stopped: None,
             naive_shadow: PathCost::default(),
             cache_check: None,
@@ -244,17 +245,14 @@ impl Session {
         Ok(())
     }
 
+    /// The position's summary, or why there is none (broken logits).
+    fn summary(&self) -> Result<&PositionSummary> {
+        self.summary.as_ref().map_err(Clone::clone)
+    }
+
     fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, Vec<f64>)> {
-        let fresh;
-        let summary = match &self.summary {
-            Some(summary) => summary,
-            None => {
-                fresh = PositionSummary::new(self.pending.clone())?;
-                &fresh
-            }
-        };
         report::describe(
-            summary,
+            self.summary()?,
             &self.history(),
             &settings.rules,
             settings.top_n,
@@ -319,8 +317,11 @@ impl Session {
             self.cache_check = Some(compare_paths(&recomputed, &cached));
             recomputed
         };
+        // Broken logits are kept (the cache and the history stay consistent,
+        // and rewinding past them works) but never summarised or drawn from.
+        let checked = lm::check_output(&logits, self.pending_position());
         self.pending = logits.iter().map(|&x| x as f64).collect();
-        self.summary = PositionSummary::new(self.pending.clone()).ok();
+        self.summary = checked.and_then(|()| PositionSummary::new(self.pending.clone()));
         Ok(())
     }
 
@@ -361,7 +362,12 @@ fn sliding_keep(context: usize) -> usize {
 
 /// How far the cached logits are from the recomputed ones.
 fn compare_paths(recomputed: &[f32], cached: &[f32]) -> CacheCheck {
-    let max_abs_diff = recomputed.iter().zip(cached).map(|(a, b)| (a - b).abs() as f64).fold(0.0, f64::max);
+    // NaN is kept (f64::max would skip it): a broken path is not "equal".
+    let max_abs_diff = recomputed
+        .iter()
+        .zip(cached)
+        .map(|(a, b)| (a - b).abs() as f64)
+        .fold(0.0, |m: f64, d| if d.is_nan() || m.is_nan() { f64::NAN } else { m.max(d) });
     let to64 = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
     CacheCheck { max_abs_diff, argmax_agree: rules::argmax(&to64(recomputed)) == rules::argmax(&to64(cached)) }
 }

@@ -17,12 +17,18 @@ pub struct FileBuffer {
 #[wasm_bindgen]
 impl FileBuffer {
     /// Room for `expected` bytes (0 when the size is unknown), reserved up
-    /// front; refused before anything is allocated when it cannot fit.
+    /// front; refused before anything is allocated when it cannot fit. The
+    /// size comes as the JS number it is: taken as a `usize`, wasm-bindgen
+    /// would wrap a 5 GiB file's size to 1 GiB without a word.
     #[wasm_bindgen(constructor)]
-    pub fn new(expected: usize) -> Result<FileBuffer, JsValue> {
-        if expected > MAX_FILE_BYTES {
+    pub fn new(expected: f64) -> Result<FileBuffer, JsValue> {
+        if !(expected >= 0.0 && expected.fract() == 0.0) {
+            return Err(js_sys::Error::new(&format!("a model file's size must be a whole number of bytes, not {expected}")).into());
+        }
+        if expected > MAX_FILE_BYTES as f64 {
             return Err(too_large(expected));
         }
+        let expected = expected as usize;
         let mut bytes = Vec::new();
         bytes
             .try_reserve_exact(expected)
@@ -34,7 +40,7 @@ impl FileBuffer {
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsValue> {
         let len = self.bytes.len() + chunk.len();
         if len > MAX_FILE_BYTES {
-            return Err(too_large(len));
+            return Err(too_large(len as f64));
         }
         self.bytes
             .try_reserve(chunk.len())
@@ -56,6 +62,6 @@ impl FileBuffer {
     }
 }
 
-fn too_large(bytes: usize) -> JsValue {
+fn too_large(bytes: f64) -> JsValue {
     js_sys::Error::new(&format!("a {bytes}-byte model file is larger than this engine takes ({MAX_FILE_BYTES} bytes)")).into()
 }

@@ -1,0 +1,62 @@
+// The engine's FileBuffer, where the worker streams a GGUF download: sizes
+// are checked before anything is allocated (the limit is the engine's
+// MAX_FILE_BYTES, 2 GiB, in crate/src/wasm/file_buffer.rs), a size too big
+// for a 32-bit number is refused rather than wrapped, and a file cut short
+// is refused by the GGUF reader with a message, not a panic.
+//
+// Run: pkg-scripts/build, then node --test tests/e2e/file-buffer.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startSuite, stopSuite } from "./harness.mjs";
+
+/** @type {{ url: string, close: () => Promise<void> }} */
+let server;
+/** @type {import("playwright-core").Browser} */
+let browser;
+
+before(async () => ({ server, browser } = await startSuite()));
+after(() => stopSuite({ server, browser }));
+
+test("FileBuffer refuses impossible sizes up front and a truncated GGUF by name", async () => {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  // Any document of the server's origin will do: the engine is imported into it.
+  await page.goto(new URL("models/index.json", server.url).href);
+  const out = await page.evaluate(async () => {
+    const mod = await import("/pkg/nexttoken.js");
+    await mod.default();
+    const refusal = (f) => { try { f(); return null; } catch (e) { return String(e.message ?? e); } };
+    const GiB = 2 ** 30;
+    const sizes = {};
+    for (const [name, n] of [["3 GiB", 3 * GiB], ["5 GiB (wraps to 1 GiB as a u32)", 5 * GiB], ["-1", -1], ["NaN", NaN], ["1.5", 1.5]]) {
+      sizes[name] = refusal(() => new mod.FileBuffer(n));
+    }
+    // A real file's first bytes only: the GGUF magic and version, then nothing.
+    const res = await fetch("/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", { headers: { Range: "bytes=0-63" } }).catch(() => null);
+    const head = res && res.ok ? new Uint8Array(await res.arrayBuffer()).slice(0, 64) : null;
+    const buf = new mod.FileBuffer(64);
+    const piece = head ?? new Uint8Array([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0]);
+    buf.push(piece);
+    const length = buf.length;
+    const truncated = refusal(() => mod.Playground.from_gguf_buffer(buf, "cut.gguf"));
+    const empty = refusal(() => mod.Playground.from_gguf_buffer(new mod.FileBuffer(0), "empty.gguf"));
+    // The engine still works after the refusals.
+    const pg = mod.Playground.builtin("logits10");
+    return { sizes, length, pieceLength: piece.length, truncated, empty, vocab: pg.info().vocab_size };
+  });
+  for (const name of ["3 GiB", "5 GiB (wraps to 1 GiB as a u32)"]) {
+    assert.match(out.sizes[name] ?? "", /larger than this engine takes \(2147483648 bytes\)/, `${name}: ${out.sizes[name]}`);
+  }
+  for (const name of ["-1", "NaN", "1.5"]) {
+    assert.match(out.sizes[name] ?? "", /whole number of bytes/, `${name}: ${out.sizes[name]}`);
+  }
+  assert.equal(out.length, out.pieceLength);
+  assert.ok(out.truncated && !/unreachable|panicked|RuntimeError/i.test(out.truncated), `a truncated file is refused with a message: ${out.truncated}`);
+  assert.match(out.truncated, /remaining bytes|truncated|too short|ends before/i, "it says the file is cut short");
+  assert.ok(out.empty && !/unreachable|panicked|RuntimeError/i.test(out.empty), `an empty file is refused with a message: ${out.empty}`);
+  assert.equal(out.vocab, 10, "the engine keeps working");
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,6 +1,7 @@
 // A small static file server for www/: the content types browsers insist on
 // (module scripts must be JavaScript, WebAssembly.instantiateStreaming needs
-// application/wasm), no caching, nothing served from above the root.
+// application/wasm), no caching, nothing served from above the root, and the
+// page's Content-Security-Policy as a header.
 // Used by pkg-scripts/serve and by the browser tests (tests/e2e/harness.mjs).
 //
 // As a command: node pkg-scripts/static-server.mjs <root> [port] [host]
@@ -30,6 +31,26 @@ export const MIME_TYPES = {
 };
 
 /**
+ * The page's Content-Security-Policy: its own files only, no inline script or
+ * style, no eval; 'wasm-unsafe-eval' lets WebAssembly compile (the engine, in
+ * the worker and on the page's thread). www/index.html carries the same text
+ * in a <meta> for static hosts that send no header (tests/e2e/csp.test.mjs
+ * checks they are equal). The header also reaches what a meta cannot: the
+ * worker, whose policy is its own script's response's.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "worker-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join("; ");
+
+/**
  * Map a URL path to a file under root, or null for a path that cannot be
  * decoded. The path is normalised against "/" first, so ".." stops at root.
  * @param {string} root absolute directory
@@ -54,8 +75,9 @@ export function resolveUnderRoot(root, urlPath) {
  * @param {string} root absolute directory
  * @param {http.IncomingMessage} req
  * @param {http.ServerResponse} res
+ * @param {boolean} csp send CONTENT_SECURITY_POLICY
  */
-async function serveFile(root, req, res) {
+async function serveFile(root, req, res, csp) {
   if (req.method !== "GET" && req.method !== "HEAD") {
     res.writeHead(405, { "content-type": "text/plain", allow: "GET, HEAD" });
     res.end("method not allowed");
@@ -78,6 +100,7 @@ async function serveFile(root, req, res) {
     "content-length": info.size,
     // www/pkg is rebuilt often; a cached module would hide the new build.
     "cache-control": "no-store",
+    ...(csp ? { "content-security-policy": CONTENT_SECURITY_POLICY } : {}),
   });
   if (req.method === "HEAD") { res.end(); return; }
   // Streamed: a model file of 100 MB is not read into memory first.
@@ -87,17 +110,19 @@ async function serveFile(root, req, res) {
 /**
  * Serve root on host:port (port 0 = any free port).
  * Rejects with a readable message when the port is taken.
- * @param {{ root: string, port?: number, host?: string }} options
+ * `csp: false` sends no policy header (a static host that sends none: the
+ * page's <meta> is then all there is).
+ * @param {{ root: string, port?: number, host?: string, csp?: boolean }} options
  * @returns {Promise<{ url: string, port: number, close: () => Promise<void> }>} url ends with "/"
  */
-export async function startStaticServer({ root, port = 0, host = "127.0.0.1" }) {
+export async function startStaticServer({ root, port = 0, host = "127.0.0.1", csp = true }) {
   const absRoot = path.resolve(root);
   const rootInfo = await stat(absRoot).catch(() => null);
   if (!rootInfo?.isDirectory()) throw new Error(`${absRoot} is not a directory`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad port ${port}: want 0..65535`);
 
   const server = http.createServer((req, res) => {
-    serveFile(absRoot, req, res).catch((err) => {
+    serveFile(absRoot, req, res, csp).catch((err) => {
       if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
       res.end(`internal error: ${err.message}`);
     });

@@ -11,9 +11,13 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
 import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 import { startSuite, stopSuite, openPage, waitForReady, screenshot } from "./harness.mjs";
 
 const AXE_FILE = path.join(path.dirname(createRequire(import.meta.url).resolve("axe-core")), "axe.min.js");
+// Evaluated, not added as a <script>: the page's policy refuses inline scripts
+// (tests/e2e/csp.test.mjs), and DevTools' evaluation runs outside it.
+const AXE_SOURCE = readFileSync(AXE_FILE, "utf8");
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -42,7 +46,7 @@ async function open(query, { width = 1300, height = 900, colorScheme = "light", 
  * @returns {Promise<string[]>}
  */
 async function axeProblems(where) {
-  await where.addScriptTag({ path: AXE_FILE });
+  await where.evaluate(AXE_SOURCE);
   const result = await where.evaluate(async () => {
     // @ts-ignore axe is the script just added
     const r = await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] }, resultTypes: ["violations"] });

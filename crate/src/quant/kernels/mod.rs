@@ -40,36 +40,48 @@ pub use format::BlockFormat;
 /// are accepted (no overflow is possible, see the paths); nothing is read
 /// outside the slices.
 pub fn matmul(format: BlockFormat, weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize, out: &mut [f32]) {
-    if check_shapes(format, weights, n, k, x, rows_x, out) {
-        return;
-    }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    return wasm_simd::matmul(format, weights, n, k, x, rows_x, out);
-    #[cfg(target_arch = "x86_64")]
-    if x86::available() {
-        return x86::matmul(format, weights, n, k, x, rows_x, out);
-    }
-    #[allow(unreachable_code)]
-    scalar::matmul(format, weights, n, k, x, rows_x, out)
+    matmul_on(KernelPath::Fastest, &Product { format, weights, n, k, x, rows_x }, out)
 }
 
-/// The same through the portable scalar path (tests compare the SIMD paths with it).
+/// One product `out = x · Wᵀ`: W is `n` rows of `k` values in `format`'s
+/// blocks, x is `rows_x` rows of `k` values, `out` `rows_x` rows of `n`.
+#[derive(Debug, Clone, Copy)]
+pub struct Product<'a> {
+    pub format: BlockFormat,
+    pub weights: &'a [u8],
+    pub n: usize,
+    pub k: usize,
+    pub x: &'a [f32],
+    pub rows_x: usize,
+}
+
+/// Which kernels do a product: the fastest this machine has, or the
+/// portable scalar ones (the tests compare the SIMD paths with them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelPath {
+    Fastest,
+    Scalar,
+}
+
+/// `matmul` through the chosen path.
 ///
 /// # Panics
 /// As `matmul`.
-pub fn matmul_scalar(
-    format: BlockFormat,
-    weights: &[u8],
-    n: usize,
-    k: usize,
-    x: &[f32],
-    rows_x: usize,
-    out: &mut [f32],
-) {
-    if check_shapes(format, weights, n, k, x, rows_x, out) {
+pub fn matmul_on(path: KernelPath, p: &Product, out: &mut [f32]) {
+    if p.check_shapes(out) {
         return;
     }
-    scalar::matmul(format, weights, n, k, x, rows_x, out)
+    if path == KernelPath::Scalar {
+        return scalar::matmul(p, out);
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    return wasm_simd::matmul(p, out);
+    #[cfg(target_arch = "x86_64")]
+    if x86::available() {
+        return x86::matmul(p, out);
+    }
+    #[allow(unreachable_code)]
+    scalar::matmul(p, out)
 }
 
 /// The name of the path `matmul` takes on this machine ("wasm simd128", "x86 avx2", "scalar").
@@ -84,23 +96,17 @@ pub fn path_name() -> &'static str {
     "scalar"
 }
 
-/// Panics on a mismatch; true (with `out` zeroed) when there is nothing to multiply.
-fn check_shapes(
-    format: BlockFormat,
-    weights: &[u8],
-    n: usize,
-    k: usize,
-    x: &[f32],
-    rows_x: usize,
-    out: &mut [f32],
-) -> bool {
-    let row_bytes = format.row_bytes(k);
-    assert_eq!(weights.len(), n * row_bytes, "{} weights for {n} rows of {k} values", format.name());
-    assert_eq!(x.len(), rows_x * k, "input for {rows_x} rows of {k} values");
-    assert_eq!(out.len(), rows_x * n, "output for {rows_x} rows of {n} values");
-    let empty = n == 0 || k == 0 || rows_x == 0;
-    if empty {
-        out.fill(0.0);
+impl Product<'_> {
+    /// Panics on a mismatch; true (with `out` zeroed) when there is nothing to multiply.
+    fn check_shapes(&self, out: &mut [f32]) -> bool {
+        let Product { format, weights, n, k, x, rows_x } = *self;
+        assert_eq!(weights.len(), n * format.row_bytes(k), "{} weights for {n} rows of {k} values", format.name());
+        assert_eq!(x.len(), rows_x * k, "input for {rows_x} rows of {k} values");
+        assert_eq!(out.len(), rows_x * n, "output for {rows_x} rows of {n} values");
+        let empty = n == 0 || k == 0 || rows_x == 0;
+        if empty {
+            out.fill(0.0);
+        }
+        empty
     }
-    empty
 }

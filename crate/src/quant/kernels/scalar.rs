@@ -12,6 +12,7 @@
 
 use super::activations::{Activations, Layout};
 use super::format::{BLOCK, BlockFormat, f16_at, u32_at};
+use super::Product;
 
 /// The 32 codes of a block in value order: Q4 0..=15, Q5 0..=31, Q8 −128..=127.
 pub(super) fn codes(format: BlockFormat, blk: &[u8]) -> [i8; BLOCK] {
@@ -53,15 +54,8 @@ pub(super) fn block_dot(format: BlockFormat, blk: &[u8], a: &Activations, at: us
     v
 }
 
-pub(super) fn matmul(
-    format: BlockFormat,
-    weights: &[u8],
-    n: usize,
-    k: usize,
-    x: &[f32],
-    rows_x: usize,
-    out: &mut [f32],
-) {
+pub(super) fn matmul(p: &Product, out: &mut [f32]) {
+    let Product { format, weights, n, k, x, rows_x } = *p;
     let a = Activations::quantize(x, rows_x, k, Layout::Natural);
     let bs = format.block_bytes();
     let row_bytes = format.row_bytes(k);

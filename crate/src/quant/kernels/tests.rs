@@ -1,4 +1,4 @@
-//! `matmul` (whichever SIMD path this machine takes) against `matmul_scalar`,
+//! `matmul` (whichever SIMD path this machine takes) against the scalar path (`matmul_on(KernelPath::Scalar, ..)`),
 //! and both against the f32 product of `crate::gguf::quant::dequantize`.
 //!
 //! Tolerances are computed per output from the data, not fixed:
@@ -15,7 +15,7 @@
 use super::activations::{Activations, Layout};
 use super::format::BLOCK;
 use super::scalar::codes;
-use super::{BlockFormat, matmul, matmul_scalar};
+use super::{BlockFormat, KernelPath, Product, matmul, matmul_on};
 use crate::gguf::quant::{GgmlType, dequantize};
 
 const U: f64 = 1.0 / (1u64 << 24) as f64;
@@ -149,7 +149,7 @@ fn check(f: BlockFormat, n: usize, k: usize, rows: usize, style: Style, seed: u6
     let x = random_x(&mut rng, rows, k);
     let (mut fast, mut slow) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
     matmul(f, &w, n, k, &x, rows, &mut fast);
-    matmul_scalar(f, &w, n, k, &x, rows, &mut slow);
+    matmul_on(KernelPath::Scalar, &Product { format: f, weights: &w, n, k, x: &x, rows_x: rows }, &mut slow);
     let nb = (k / BLOCK) as f64;
     for (i, [t, quant, mag, exact]) in reference(f, &w, n, k, &x, rows).into_iter().enumerate() {
         let what = || format!("{} {style:?} n={n} k={k} rows={rows} output {i}", f.name());
@@ -215,7 +215,7 @@ fn inf_and_nan_scales_give_what_scalar_gives() {
         let x = random_x(&mut rng, rows, k);
         let (mut fast, mut slow) = (vec![0f32; rows * n], vec![0f32; rows * n]);
         matmul(f, &w, n, k, &x, rows, &mut fast);
-        matmul_scalar(f, &w, n, k, &x, rows, &mut slow);
+        matmul_on(KernelPath::Scalar, &Product { format: f, weights: &w, n, k, x: &x, rows_x: rows }, &mut slow);
         for (i, (&y, &ys)) in fast.iter().zip(&slow).enumerate() {
             assert_eq!(y.is_finite(), ys.is_finite(), "{} output {i}: {y} vs {ys}", f.name());
             if i % n == 3 {

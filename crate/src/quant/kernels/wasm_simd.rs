@@ -20,19 +20,13 @@ use core::arch::wasm32::*;
 
 use super::activations::{Activations, quantize_wide};
 use super::format::{BLOCK, BlockFormat};
+use super::Product;
 
 /// Input rows per tile: each unpacked weight block is used this many times.
 const TILE: usize = 4;
 
-pub(super) fn matmul(
-    format: BlockFormat,
-    weights: &[u8],
-    n: usize,
-    k: usize,
-    x: &[f32],
-    rows_x: usize,
-    out: &mut [f32],
-) {
+pub(super) fn matmul(p: &Product, out: &mut [f32]) {
+    let Product { format, weights, n, k, x, rows_x } = *p;
     let a = quantize_wide(x, rows_x, k);
     match format {
         BlockFormat::Q4_0 => run::<Q4<2, 8>>(weights, n, k, &a, rows_x, out),

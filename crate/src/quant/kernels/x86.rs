@@ -19,6 +19,7 @@ use core::arch::x86_64::*;
 use super::activations::{Activations, quantize_natural_avx2};
 use super::format::{BLOCK, BlockFormat};
 use super::scalar;
+use super::Product;
 
 /// Input rows per tile: each unpacked weight block is used this many times.
 const TILE: usize = 4;
@@ -27,17 +28,10 @@ pub(super) fn available() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")
 }
 
-pub(super) fn matmul(
-    format: BlockFormat,
-    weights: &[u8],
-    n: usize,
-    k: usize,
-    x: &[f32],
-    rows_x: usize,
-    out: &mut [f32],
-) {
+pub(super) fn matmul(p: &Product, out: &mut [f32]) {
+    let Product { format, weights, n, k, x, rows_x } = *p;
     if !available() {
-        return scalar::matmul(format, weights, n, k, x, rows_x, out);
+        return scalar::matmul(p, out);
     }
     // SAFETY: available() checked AVX2.
     let a = unsafe { quantize_natural_avx2(x, rows_x, k) };

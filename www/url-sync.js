@@ -2,7 +2,8 @@
 // reproduces what is on screen.
 
 import { state } from "./app-state.js";
-import { formatQuery } from "./state/url.js";
+import { formatLink } from "./state/url.js";
+import { say, unsay } from "./messages.js";
 
 let queued = false;
 let lastWrite = -Infinity;
@@ -20,11 +21,27 @@ const URL_INTERVAL_MS = 100;
 /**
  * The query string of the current view. A model opened from the user's disk
  * cannot be linked to: the link names no model then (the receiver gets the default).
+ * A view too long for a link (a pasted essay as the prompt) is linked
+ * without its longest free text, and the page says so (state/url.js formatLink).
  * @param {object} [overrides] fields of the view state to replace (e.g. { embed: true })
  * @returns {string}
  */
 export function linkQuery(overrides = {}) {
-  return formatQuery({ ...state, ...(state.file ? { model: null } : {}), ...overrides });
+  const { query, omitted } = formatLink({ ...state, ...(state.file ? { model: null } : {}), ...overrides });
+  tellOmitted(omitted);
+  return query;
+}
+
+/**
+ * Say (once, replaced as it changes) what links leave out, or nothing.
+ * @param {string[]} omitted
+ */
+function tellOmitted(omitted) {
+  if (!omitted.length) { unsay("link-too-long"); return; }
+  const parts = omitted.map((what) => (what === "prompt" ? `the prompt (${(state.prompt ?? "").length.toLocaleString("en")} characters)` : `the ${what}`));
+  const also = omitted.includes("prompt") ? "; whoever opens them gets the model's default prompt" : "";
+  say(`Too long to share as a link (links stay under 8 KB): this page's address and its embed code leave out ${parts.join(", ")}${also}.`,
+    "info", "link-too-long");
 }
 
 /** Mirror the state in the URL. <body data-url-pending> is set until it is written (tests wait for it). */

@@ -26,6 +26,52 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  */
 
 /**
+ * Every parameter the page reads: the ones parsed here, and two read by
+ * their own modules (`tour` in tour.js, `bench` in main.js). Anything else
+ * in a link is a typo or another page's, and is said to be ignored.
+ */
+export const KNOWN_PARAMETERS = new Set([
+  "model", "prompt", "embed", ...NUMBER_CONTROLS.map((c) => c.key), ...CHOICE_CONTROLS.map((c) => c.key),
+  "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
+]);
+/** The one parameter that may repeat: one stop string each. */
+const REPEATABLE = new Set(["stop"]);
+
+/**
+ * Links the page writes (its address, the embed code) stay under this many
+ * characters of query: many static hosts refuse a request line over 8 KB,
+ * and the origin and path need room too.
+ */
+export const MAX_LINK_QUERY = 7500;
+
+/** A name or value as a message shows it: at most 40 characters. */
+const shortName = (k) => (k.length > 40 ? `${k.slice(0, 40)}…` : k);
+
+/**
+ * The problems with the parameters themselves: unknown names and names given
+ * more than once (URLSearchParams.get, used below, takes the first).
+ * @param {URLSearchParams} q
+ * @returns {string[]}
+ */
+function parameterProblems(q) {
+  /** @type {Map<string, number>} */
+  const counts = new Map();
+  for (const k of q.keys()) counts.set(k, (counts.get(k) ?? 0) + 1);
+  const problems = [];
+  const unknown = [...counts.keys()].filter((k) => !KNOWN_PARAMETERS.has(k));
+  if (unknown.length) {
+    const names = unknown.slice(0, 5).map(shortName).join(", ") + (unknown.length > 5 ? ` and ${unknown.length - 5} more` : "");
+    problems.push(`unknown URL parameter${unknown.length > 1 ? "s" : ""} ${names}: ignored (the README lists the ones the page reads)`);
+  }
+  for (const [k, n] of counts) {
+    if (n > 1 && KNOWN_PARAMETERS.has(k) && !REPEATABLE.has(k)) {
+      problems.push(`${k} is given ${n} times; using the first (${shortName(q.get(k) ?? "")})`);
+    }
+  }
+  return problems;
+}
+
+/**
  * A fresh view state with every default.
  * @returns {ViewState}
  */
@@ -42,7 +88,7 @@ export function makeDefaultState() {
 export function parseQuery(search) {
   const q = new URLSearchParams(search);
   const state = makeDefaultState();
-  const problems = [];
+  const problems = parameterProblems(q);
   const s = state.settings;
 
   if (q.has("model")) {
@@ -146,6 +192,40 @@ export function formatQuery(state) {
   if (state.embed || state.panels.join(",") !== DEFAULT_PANELS.join(",")) q.set("panels", state.panels.join(","));
   const text = q.toString();
   return text ? `?${text}` : "";
+}
+
+/**
+ * What a link may leave out when it would be too long, in this order: the
+ * free text first. Without its prompt a link's generated steps would replay
+ * from another prompt, so they go with it.
+ * @type {{ what: string, drop: (st: ViewState) => ViewState }[]}
+ */
+const DROPPABLE = [
+  { what: "prompt", drop: (st) => ({ ...st, prompt: null, steps: 0, next: false }) },
+  { what: "stop strings", drop: (st) => ({ ...st, settings: { ...st.settings, stop: makeDefaultSettings().stop } }) },
+  { what: "banned tokens", drop: (st) => ({ ...st, settings: { ...st.settings, banned: [] } }) },
+  { what: "logit biases", drop: (st) => ({ ...st, settings: { ...st.settings, logit_bias: [] } }) },
+];
+
+/**
+ * formatQuery kept under MAX_LINK_QUERY characters by leaving out, in
+ * DROPPABLE's order, what makes it too long.
+ * @param {ViewState} state
+ * @returns {{ query: string, omitted: string[] }} omitted: what the link leaves out ([] when it holds everything)
+ */
+export function formatLink(state) {
+  let query = formatQuery(state);
+  const omitted = [];
+  for (const { what, drop } of DROPPABLE) {
+    if (query.length <= MAX_LINK_QUERY) break;
+    const shorter = formatQuery(drop(state));
+    if (shorter.length < query.length) {
+      state = drop(state);
+      query = shorter;
+      omitted.push(what);
+    }
+  }
+  return { query, omitted };
 }
 
 /**

@@ -1,0 +1,62 @@
+// A corrupted model on the page: bard's weights served with one NaN
+// embedding row (tied, so also one NaN logit in 2,048 at every position).
+// The engine refuses those logits with the position and the count, the page
+// shows that message, draws nothing, does not crash, and another model still
+// works. (crate/tests/broken_logits.rs is the engine's side.)
+//
+// Run: pkg-scripts/build, then node --test tests/e2e/broken-model.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { readFile } from "node:fs/promises";
+import { startSuite, stopSuite, openPage, waitForReady, forgiveAbsentIndex, WWW_ROOT } from "./harness.mjs";
+
+/** @type {{ url: string, close: () => Promise<void> }} */
+let server;
+/** @type {import("playwright-core").Browser} */
+let browser;
+
+before(async () => ({ server, browser } = await startSuite()));
+after(() => stopSuite({ server, browser }));
+
+/** bard's SafeTensors file with embedding row `row` set to NaN. */
+async function poisonedBard(row) {
+  const bytes = await readFile(path.join(WWW_ROOT, "models", "bard", "model.safetensors"));
+  const headerLen = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLen).toString("utf8"));
+  const emb = header["tok_emb.weight"];
+  assert.equal(emb.dtype, "F32");
+  assert.deepEqual(emb.shape, [2048, 192]);
+  const start = 8 + headerLen + emb.data_offsets[0] + row * 192 * 4;
+  for (let i = 0; i < 192; i++) bytes.writeFloatLE(NaN, start + 4 * i);
+  return bytes;
+}
+
+test("a model giving NaN logits is reported with the position and count, nothing is drawn, and the page goes on", async () => {
+  const body = await poisonedBard(2047);
+  const { page, errors } = await openPage(browser, "about:blank");
+  await page.route("**/models/bard/model.safetensors", (route) => route.fulfill({ body, contentType: "application/octet-stream" }));
+  await page.goto(new URL("index.html?model=bard&tour=0", server.url).href);
+  await page.waitForFunction(() => [...document.querySelectorAll("#messages .message span")]
+    .some((e) => /the model's logits at position \d+ are broken/.test(e.textContent)), null, { timeout: 60000 });
+  const message = await page.$$eval("#messages .message span", (els) =>
+    els.map((e) => e.textContent).find((t) => /are broken/.test(t)));
+  assert.match(message, /^the model's logits at position \d+ are broken: 1 NaN of 2048 values \(the first at token id 2047\); nothing is sampled from them/);
+  // Nothing was drawn, and Step draws nothing either.
+  assert.equal(await page.$$eval("#p-output .tok", (els) => els.length), 0);
+  if (await page.isEnabled("#btn-step")) {
+    await page.click("#btn-step");
+    await page.waitForTimeout(500);
+    assert.equal(await page.$$eval("#p-output .tok", (els) => els.length), 0);
+  }
+  // The page goes on: another model loads and steps.
+  await page.selectOption("#model-select", "logits10");
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("model") === "logits10");
+  await waitForReady(page);
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1, null, { timeout: 60000 });
+  // No crash, no uncaught error, no console error: the refusal is a message.
+  assert.deepEqual(forgiveAbsentIndex(errors), []);
+  await page.close();
+});

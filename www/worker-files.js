@@ -17,6 +17,14 @@ export async function fetchModelFiles(id, base) {
   let manifest;
   try { manifest = JSON.parse(manifestText); } catch { throw new Error(`${base}model.json is not JSON`); }
   if (manifest.format !== "nexttoken-model") throw new Error(`${base}model.json is not a nexttoken model manifest`);
+  // Files beside the manifest only, checked before anything is fetched (the
+  // engine's Manifest::parse says the same for the CLI).
+  for (const field of ["weights", "tokenizer"]) {
+    const name = manifest[field];
+    if (typeof name !== "string" || !/^[^/\\:\0]{1,255}$/.test(name) || name === "." || name === "..") {
+      throw new Error(`${base}model.json: "${field}" must be a file name beside model.json, not ${JSON.stringify(String(name).slice(0, 80))}`);
+    }
+  }
   // The cache key carries a hash of the manifest, so a new model under the
   // same name is fetched again instead of served stale.
   const [tokenizer, weights] = await Promise.all([

@@ -57,12 +57,31 @@ impl Manifest {
         let manifest: Manifest =
             serde_json::from_value(value).map_err(|e| Error::new(format!("model manifest: {e}")))?;
         manifest.config.validate()?;
+        check_file_name("weights", &manifest.weights)?;
+        check_file_name("tokenizer", &manifest.tokenizer)?;
         Ok(manifest)
     }
 
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a manifest always serialises")
     }
+}
+
+/// A manifest names files beside itself, never elsewhere: a plain file name
+/// (no folder separator, not `.` or `..`, no NUL, at most 255 bytes), so a
+/// hostile `model.json` cannot make the loader read outside the model's folder
+/// (`"../../etc/passwd"`, `"/etc/passwd"`, `"C:\\x"` on Windows).
+fn check_file_name(field: &str, name: &str) -> Result<()> {
+    let plain = !name.is_empty()
+        && name.len() <= 255
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '\0', ':']);
+    if !plain {
+        let shown: String = name.chars().take(80).collect();
+        bail!("model manifest: \"{field}\" must be a file name beside model.json, not {shown:?}");
+    }
+    Ok(())
 }
 
 /// The weights as SafeTensors bytes.
@@ -93,4 +112,32 @@ pub fn load_weights(config: &ModelConfig, bytes: Vec<u8>, device: &Device) -> Re
         bail!("the weights file has {} tensors the config has no place for, e.g. {}", applied.unused.len(), names.join(", "));
     }
     Ok(model.to_device(device))
+}
+
+#[cfg(test)]
+mod manifest_tests {
+    use super::Manifest;
+
+    /// The shipped bard manifest with its file names replaced.
+    fn with_files(weights: &str, tokenizer: &str) -> String {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!("../../www/models/bard/model.json")).unwrap();
+        v["weights"] = weights.into();
+        v["tokenizer"] = tokenizer.into();
+        v.to_string()
+    }
+
+    #[test]
+    fn file_names_cannot_leave_the_model_folder() {
+        assert!(Manifest::parse(&with_files("model.safetensors", "tokenizer.json")).is_ok());
+        assert!(Manifest::parse(&with_files("weights.v2.safetensors", "tok-1.json")).is_ok());
+        for bad in ["../model.safetensors", "../../etc/passwd", "/etc/passwd", "sub/model.safetensors", "..", ".", "",
+            "C:\\x", "a\\b", "nul\0byte"] {
+            let e = Manifest::parse(&with_files(bad, "tokenizer.json")).unwrap_err();
+            assert!(e.message.starts_with("model manifest: \"weights\" must be a file name beside model.json"), "{bad:?}: {e}");
+            let e = Manifest::parse(&with_files("model.safetensors", bad)).unwrap_err();
+            assert!(e.message.contains("\"tokenizer\" must be a file name"), "{bad:?}: {e}");
+        }
+        let long = "x".repeat(256);
+        assert!(Manifest::parse(&with_files(&long, "tokenizer.json")).is_err());
+    }
 }

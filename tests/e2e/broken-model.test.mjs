@@ -36,12 +36,17 @@ async function poisonedBard(row) {
 test("a model giving NaN logits is reported with the position and count, nothing is drawn, and the page goes on", async () => {
   const body = await poisonedBard(2047);
   const { page, errors } = await openPage(browser, "about:blank");
+  /** @type {string[]} */
+  const asked = [];
+  page.on("request", (req) => asked.push(new URL(req.url()).pathname));
   await page.route("**/models/bard/model.safetensors", (route) => route.fulfill({ body, contentType: "application/octet-stream" }));
   await page.goto(new URL("index.html?model=bard&tour=0", server.url).href);
   await page.waitForFunction(() => [...document.querySelectorAll("#messages .message span")]
     .some((e) => /the model's logits at position \d+ are broken/.test(e.textContent)), null, { timeout: 60000 });
   const message = await page.$$eval("#messages .message span", (els) =>
     els.map((e) => e.textContent).find((t) => /are broken/.test(t)));
+  // The worker's downloads are seen here (what the next test relies on).
+  assert.ok(asked.includes("/models/bard/tokenizer.json"), asked.join(" "));
   assert.match(message, /^the model's logits at position \d+ are broken: 1 NaN of 2048 values \(the first at token id 2047\); nothing is sampled from them/);
   // Nothing was drawn, and Step draws nothing either.
   assert.equal(await page.$$eval("#p-output .tok", (els) => els.length), 0);
@@ -57,6 +62,28 @@ test("a model giving NaN logits is reported with the position and count, nothing
   await page.click("#btn-step");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1, null, { timeout: 60000 });
   // No crash, no uncaught error, no console error: the refusal is a message.
+  assert.deepEqual(forgiveAbsentIndex(errors), []);
+  await page.close();
+});
+
+test("a manifest naming a file outside its folder is refused before anything is fetched, and the page falls back", async () => {
+  const manifest = JSON.parse(await readFile(path.join(WWW_ROOT, "models", "bard", "model.json"), "utf8"));
+  manifest.weights = "../../index.html";
+  const { page, errors } = await openPage(browser, "about:blank");
+  /** @type {string[]} */
+  const asked = [];
+  page.on("request", (req) => asked.push(new URL(req.url()).pathname));
+  await page.route("**/models/bard/model.json", (route) => route.fulfill({ json: manifest }));
+  await page.goto(new URL("index.html?model=bard&tour=0", server.url).href);
+  await page.waitForFunction(() => [...document.querySelectorAll("#messages .message span")]
+    .some((e) => /must be a file name beside model\.json/.test(e.textContent)), null, { timeout: 60000 });
+  const message = await page.$$eval("#messages .message span", (els) => els.map((e) => e.textContent).find((t) => /beside model/.test(t)));
+  assert.match(message, /"weights" must be a file name beside model\.json, not "\.\.\/\.\.\/index\.html"/);
+  // The fallback (the course's ten logits, since bard is the default) is usable.
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("model") === "logits10", null, { timeout: 60000 });
+  await waitForReady(page);
+  assert.equal(asked.filter((p) => p === "/index.html").length, 1, `only the page itself: ${asked.join(" ")}`);
+  assert.equal(asked.some((p) => p.endsWith("/model.safetensors") || p.endsWith("/tokenizer.json")), false, "no model file was fetched");
   assert.deepEqual(forgiveAbsentIndex(errors), []);
   await page.close();
 });

@@ -70,18 +70,26 @@ pub struct ModelConfig {
 impl ModelConfig {
     /// Refuses shapes the model cannot be built with, with a message that names the field.
     pub fn validate(&self) -> Result<()> {
-        for (name, v) in [
-            ("vocab_size", self.vocab_size),
-            ("d_model", self.d_model),
-            ("n_layers", self.n_layers),
-            ("n_heads", self.n_heads),
-            ("n_kv_heads", self.n_kv_heads),
-            ("head_dim", self.head_dim),
-            ("d_ff", self.d_ff),
-            ("context", self.context),
+        // Upper bounds well above any released model's (Llama 3 405B: d_model
+        // 16,384, d_ff 53,248, 128 heads, 126 layers; Gemma: 256,000 tokens),
+        // checked before anything is sized from them: a hostile manifest or
+        // GGUF header asking for a 2^40-wide model is refused here, and the
+        // products the shapes are computed from cannot overflow.
+        for (name, v, max) in [
+            ("vocab_size", self.vocab_size, 1 << 20),
+            ("d_model", self.d_model, 1 << 16),
+            ("n_layers", self.n_layers, 1 << 10),
+            ("n_heads", self.n_heads, 1 << 10),
+            ("n_kv_heads", self.n_kv_heads, 1 << 10),
+            ("head_dim", self.head_dim, 1 << 12),
+            ("d_ff", self.d_ff, 1 << 18),
+            ("context", self.context, 1 << 20),
         ] {
             if v == 0 {
                 bail!("model config: {name} must be at least 1");
+            }
+            if v > max {
+                bail!("model config: {name} is {v}, more than this build accepts ({max}): the file is corrupted or not a model this page can run");
             }
         }
         if self.n_heads % self.n_kv_heads != 0 {
@@ -157,6 +165,24 @@ impl ModelConfig {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_config_far_beyond_any_model_is_refused_by_field_before_anything_is_sized() {
+        let ok = super::ModelConfig::smollm2_135m();
+        assert!(ok.validate().is_ok());
+        let huge = super::ModelConfig { d_model: 1 << 40, vocab_size: 1 << 40, ..ok.clone() };
+        let e = huge.validate().unwrap_err();
+        assert!(e.message.starts_with("model config: vocab_size is 1099511627776, more than this build accepts (1048576)"), "{e}");
+        let e = super::ModelConfig { n_layers: 1025, ..ok.clone() }.validate().unwrap_err();
+        assert!(e.message.starts_with("model config: n_layers is 1025, more than this build accepts (1024)"), "{e}");
+        // The largest shape accepted still has a parameter count without overflow.
+        let max = super::ModelConfig { vocab_size: 1 << 20, d_model: 1 << 16, n_layers: 1 << 10, n_heads: 1 << 10, n_kv_heads: 1 << 10,
+            head_dim: 1 << 12, d_ff: 1 << 18, context: 1 << 20, ..ok };
+        assert!(max.validate().is_ok());
+        if usize::BITS == 64 {
+            assert!(max.param_count() > 1 << 40);
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -84,6 +84,16 @@ fn check_file_name(field: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// A library's message cut to a readable length: burn lists every mismatched
+/// tensor, which for a wrong config is kilobytes the page would show whole.
+fn brief(message: &str) -> String {
+    const MAX: usize = 400;
+    match message.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{} … ({} more characters)", &message[..cut], message.len() - cut),
+        None => message.to_string(),
+    }
+}
+
 /// The weights as SafeTensors bytes.
 pub fn weights_to_bytes(model: &Transformer) -> Result<Vec<u8>> {
     let mut store = SafetensorsStore::from_bytes(None);
@@ -99,7 +109,7 @@ pub fn load_weights(config: &ModelConfig, bytes: Vec<u8>, device: &Device) -> Re
     let mut store = SafetensorsStore::from_bytes(Some(bytes)).validate(true);
     let applied = model
         .load_from(&mut store)
-        .map_err(|e| Error::new(format!("the weights file does not fit the model config: {e}")))?;
+        .map_err(|e| Error::new(format!("the weights file does not fit the model config: {}", brief(&e.to_string()))))?;
     if !applied.missing.is_empty() {
         let names: Vec<&str> = applied.missing.iter().map(|(n, _)| n.as_str()).take(5).collect();
         bail!("the weights file lacks {} tensors the config needs, e.g. {}", applied.missing.len(), names.join(", "));
@@ -139,5 +149,17 @@ mod manifest_tests {
         }
         let long = "x".repeat(256);
         assert!(Manifest::parse(&with_files(&long, "tokenizer.json")).is_err());
+    }
+
+    #[test]
+    fn weights_that_do_not_fit_the_config_say_so_briefly() {
+        let manifest = Manifest::parse(include_str!("../../www/models/bard/model.json")).unwrap();
+        let wrong = crate::config::ModelConfig { d_model: 256, head_dim: 32, ..manifest.config };
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../www/models/bard/model.safetensors")).unwrap();
+        let device = crate::backend::BackendKind::Flex.device().unwrap();
+        let e = super::load_weights(&wrong, bytes, &device).err().expect("a 256-wide config does not fit bard's 192-wide file");
+        assert!(e.message.starts_with("the weights file does not fit the model config: "), "{e}");
+        assert!(e.message.contains("ShapeMismatch"), "{e}");
+        assert!(e.message.chars().count() < 520 && e.message.ends_with(" more characters)"), "{} characters: {e}", e.message.len());
     }
 }

@@ -27,11 +27,24 @@ export async function fetchModelFiles(id, base) {
   }
   // The cache key carries a hash of the manifest, so a new model under the
   // same name is fetched again instead of served stale.
+  const weightsUrl = `${base}${manifest.weights}`, version = hashText(manifestText);
   const [tokenizer, weights] = await Promise.all([
     fetchText(`${base}${manifest.tokenizer}`),
-    fetchCachedBytes(id, `${base}${manifest.weights}`, hashText(manifestText), 0, (n) => new JsBytes(n)).then((b) => b.bytes()),
+    fetchCachedBytes(id, weightsUrl, version, 0, (n) => new JsBytes(n)).then((b) => b.bytes()),
   ]);
-  return { manifestText, tokenizer, weights };
+  return { manifestText, tokenizer, weights, forget: () => forgetCached(weightsUrl, version) };
+}
+
+/**
+ * Drop a file from the cache: the engine refused its bytes (a download cut
+ * short that still looked complete, a damaged copy), so the next try fetches
+ * it again instead of failing on the same bytes forever.
+ * @param {string} url
+ * @param {string} version
+ */
+export async function forgetCached(url, version) {
+  if (typeof caches === "undefined") return;
+  try { await (await caches.open(CACHE_NAME)).delete(cacheKey(url, version)); } catch { /* no cache: nothing kept */ }
 }
 
 /**
@@ -97,9 +110,16 @@ export async function fetchCachedBytes(id, url, version, expected, makeSink) {
   // The cache reads its own branch of the body (a failed write, e.g. over
   // the quota, only costs the next visit a download).
   const stored = cache ? cache.put(key, res.clone()).catch(() => {}) : Promise.resolve();
-  const bytes = await readBody(id, res, url, expected, "download", makeSink);
-  await stored;
-  return bytes;
+  try {
+    const bytes = await readBody(id, res, url, expected, "download", makeSink);
+    await stored;
+    return bytes;
+  } catch (err) {
+    // A download that failed half-way leaves no entry behind to be used later.
+    await stored;
+    await cache?.delete(key).catch(() => {});
+    throw err;
+  }
 }
 
 /**
@@ -124,7 +144,10 @@ async function readBody(id, res, url, expected, stage, makeSink) {
       let lastPost = 0;
       const reader = res.body.getReader();
       for (;;) {
-        const { done, value } = await reader.read();
+        const { done, value } = await reader.read().catch((err) => {
+          throw new Error(`the ${stage === "cache" ? "cached copy" : "download"} of ${url} stopped after ${sink.length.toLocaleString("en")}` +
+            `${total ? ` of ${total.toLocaleString("en")}` : ""} bytes (${err?.message ?? err}); try again`);
+        });
         if (done) break;
         sink.push(value);
         // At most ~20 progress messages a second (a chunk is often 64 KiB).
@@ -134,6 +157,12 @@ async function readBody(id, res, url, expected, stage, makeSink) {
     }
     const loaded = sink.length;
     self.postMessage({ id, type: "progress", loaded, total: Math.max(total, loaded), what, stage });
+    // Content-Length counts the bytes sent: comparable only when they were not compressed.
+    const encoding = res.headers.get("content-encoding");
+    const announced = !encoding || encoding === "identity" ? Number(res.headers.get("content-length")) || 0 : 0;
+    if (announced && loaded !== announced) {
+      throw new Error(`${url} stopped after ${loaded} of the ${announced} bytes its server announced (a partial download); try again`);
+    }
     if (expected && loaded !== expected) {
       throw new Error(`${url} has ${loaded} bytes, not the ${expected} the catalogue says (a partial download, or another file; fetch it again)`);
     }

@@ -25,7 +25,7 @@
 // when a slider moves, without a round trip here.
 
 import init, { FileBuffer, Playground, set_panic_hook } from "./pkg/nexttoken.js";
-import { fetchModelFiles, fetchCachedBytes } from "./worker-files.js";
+import { fetchModelFiles, fetchCachedBytes, forgetCached } from "./worker-files.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -203,6 +203,35 @@ async function load(id, model) {
   let fetched = await files;
   files = null; // the promise would keep the bytes alive while the engine builds
   const t1 = performance.now();
+  // Bytes the engine refuses are not kept for the next try (worker-files.js forgetCached).
+  const forget = model.base ? fetched.forget : model.gguf ? () => forgetCached(model.gguf, model.version ?? "1") : async () => {};
+  let next;
+  try {
+    next = build(id, model, fetched);
+  } catch (err) {
+    await forget();
+    throw err;
+  } finally {
+    fetched = null;
+  }
+  timings.build_ms = performance.now() - t1;
+  if (pg && typeof pg.free === "function") pg.free();
+  pg = next;
+  timings.sent = performance.timeOrigin + performance.now();
+  self.postMessage({ id, type: "ready", info: pg.info(), timings });
+  // The page's Previewer names tokens from the vocabulary; listing it waits
+  // until the first report is out, so the first distribution is not behind it.
+  vocabOwed = module;
+}
+
+/**
+ * The engine's model from what load() fetched.
+ * @param {number} id
+ * @param {{ builtin?: string, base?: string, gguf?: string, file?: ArrayBuffer, name?: string }} model
+ * @param {any} fetched
+ * @returns {any} a Playground
+ */
+function build(id, model, fetched) {
   let next;
   if (model.builtin) {
     next = Playground.builtin(model.builtin);
@@ -227,15 +256,7 @@ async function load(id, model) {
   } else {
     throw new Error("load: the model names no source (builtin, base, gguf or file)");
   }
-  fetched = null;
-  timings.build_ms = performance.now() - t1;
-  if (pg && typeof pg.free === "function") pg.free();
-  pg = next;
-  timings.sent = performance.timeOrigin + performance.now();
-  self.postMessage({ id, type: "ready", info: pg.info(), timings });
-  // The page's Previewer names tokens from the vocabulary; listing it waits
-  // until the first report is out, so the first distribution is not behind it.
-  vocabOwed = module;
+  return next;
 }
 
 /** Set by a load: the vocabulary (and compiled module) still to send the page. @type {WebAssembly.Module|null} */

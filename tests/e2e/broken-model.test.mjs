@@ -135,3 +135,22 @@ test("a download whose connection drops says so, keeps nothing, and can be retri
   assert.deepEqual(forgiveAbsentIndex(errors).filter((e) => !/model\.safetensors/.test(e)), []);
   await page.close();
 });
+
+test("the KV panel says a NaN cache comparison is broken instead of printing a number or throwing", async () => {
+  const { page, errors } = await openPage(browser, new URL("index.html?model=logits10&tour=0", server.url).href);
+  await waitForReady(page);
+  const texts = await page.evaluate(async () => {
+    const { renderKv } = await import("./render/kv.js");
+    const kv = { len: 3, capacity: 16, layers: 1, kv_heads: 1, head_dim: 4, bytes: 96, bytes_per_number: 4 };
+    const counters = { cached: { kv_rows: 3, scores: 6 }, naive: { kv_rows: 6, scores: 10 } };
+    return [0.5e-6, Number.NaN, null].map((d) => {
+      const root = document.createElement("div");
+      renderKv(root, { kv, counters, cacheCheck: { max_abs_diff: d, argmax_agree: true }, useCache: false });
+      return root.querySelector(".kv-check").textContent;
+    });
+  });
+  assert.match(texts[0], /up to 5\.00e-7 \(max \|difference\|\); most likely token agrees/);
+  for (const t of texts.slice(1)) assert.match(t, /the cached path's logits are not numbers \(NaN\)/);
+  assert.deepEqual(forgiveAbsentIndex(errors), []);
+  await page.close();
+});

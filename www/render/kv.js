@@ -58,8 +58,13 @@ export function renderKv(root, view) {
   }
   if (view.cacheCheck) {
     const cc = view.cacheCheck;
-    setText(check, `No-cache check: the full recompute gives the same logits as the cache up to ` +
-      `${cc.max_abs_diff.toExponential(2)} (max |difference|); most likely token ${cc.argmax_agree ? "agrees" : "DIFFERS"}.`);
+    // The engine reports NaN (null once serialised) when either path gave NaN logits.
+    if (typeof cc.max_abs_diff !== "number" || Number.isNaN(cc.max_abs_diff)) {
+      setText(check, "No-cache check: the cached path's logits are not numbers (NaN): the model or its cache is broken.");
+    } else {
+      setText(check, `No-cache check: the full recompute gives the same logits as the cache up to ` +
+        `${cc.max_abs_diff.toExponential(2)} (max |difference|); most likely token ${cc.argmax_agree ? "agrees" : "DIFFERS"}.`);
+    }
   } else {
     setText(check, view.useCache ? "Turn the cache off to compare the logits with a full recompute." : "");
   }

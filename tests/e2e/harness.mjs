@@ -236,18 +236,18 @@ async function largestMemory(pids) {
  */
 export function watchRendererMemory(browser, everyMs = 25) {
   const peak = { rss: 0, anon: 0, hwm: 0 };
+  const note = (m) => { if (m) for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], m[k]); };
   let running = true;
   const loop = (async () => {
     let pids = [];
     for (let i = 0; running; i++) {
       // New renderers appear with new pages: ask the browser now and then.
       if (i % 20 === 0) pids = await rendererPids(browser).catch(() => pids);
-      const m = await largestMemory(pids);
-      if (m) for (const k of ["rss", "anon", "hwm"]) peak[k] = Math.max(peak[k], m[k]);
+      note(await largestMemory(pids));
       await new Promise((r) => setTimeout(r, everyMs));
     }
   })();
-  return { stop: async () => { running = false; await loop; const m = await rendererMemory(browser).catch(() => null); if (m) for (const k of ["rss", "anon", "hwm"]) peak[k] = Math.max(peak[k], m[k]); return peak; } };
+  return { stop: async () => { running = false; await loop; note(await rendererMemory(browser).catch(() => null)); return peak; } };
 }
 
 /**

@@ -102,11 +102,12 @@ fn attend(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, start: usize, rows: usize) -
     let [_, kvh, keys, _] = k.dims();
     let group = h / kvh;
     let k_t = k.swap_dims(2, 3); // (b, kvh, hd, keys)
+    let rows = rows.max(1);
     let mut visible = 0;
     let blocks: Vec<Tensor<4>> = (0..t)
-        .step_by(rows.max(1))
+        .step_by(rows)
         .map(|first| {
-            let n = rows.max(1).min(t - first);
+            let n = rows.min(t - first);
             let q = q.clone().slice([0..b, 0..h, first..first + n, 0..hd]);
             let q = q.reshape([b, kvh, group * n, hd]); // row r: head (r / n) of the group, position first + r % n
             let scores = q.matmul(k_t.clone()) / (hd as f64).sqrt(); // (b, kvh, group·n, keys)

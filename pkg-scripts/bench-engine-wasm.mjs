@@ -13,7 +13,7 @@
 // the process's peak VmHWM once the cache holds T tokens (a prompt of T - 24
 // tokens, then decode steps), and the peak of its private memory (RssAnon,
 // sampled every 25 ms from before the load: what Chrome's task manager
-// counts as a tab's memory footprint, without the ~95 MB of Chromium's
+// counts as a tab's memory footprint, without Chromium's
 // shared library pages that VmRSS counts in every process). The figures are one JSON line, the last on stdout.
 // Usage (after pkg-scripts/build):
 //   node pkg-scripts/bench-engine-wasm.mjs [MODEL] [REPEATS] [--prefill=P] [--decode=D] [--memory-tokens=T] [--json]

@@ -193,7 +193,7 @@ const method = (z) => [
     "(on a toy model a repeat runs until 50 ms have passed: the browser's clock ticks in 0.1 ms). Memory: the renderer process's " +
     "VmRSS and VmHWM (the tab) after the load and once the cache holds 1,024 tokens (a 1,000-token prompt, then steps), and the peak of its " +
     "private memory (RssAnon, sampled every 25 ms from before the load): on Linux that is what Chrome's task manager shows as a tab's " +
-    "memory footprint; VmRSS also counts the ~95 MB of Chromium's own library pages that every renderer maps, shared with the other processes.",
+    "memory footprint; VmRSS also counts Chromium's own library pages that every renderer maps, shared with the other processes.",
   `- **llama.cpp** (\`pkg-scripts/bench-llamacpp GGUF --threads 1 --repeats ${z.llamaRepeats} --decode-prompt 64\`, llama-cpp-python built without AMX; ` +
     "`pkg-scripts/bench` installs it when it is missing): prefill = the same-length prompt in one `eval`, decode = D tokens one `eval` " +
     `each after a 64-token prompt; medians of ${z.llamaRepeats} after a warm-up; its peak memory includes Python's.`,

@@ -77,7 +77,8 @@ export function renderSection(r) {
       `${b ? `${b.build_s.toFixed(2)} s to build, after ${b.fetch_s.toFixed(2)} s to fetch from localhost` : "–"} | ${llama ? `${llama.load_s.toFixed(2)} s (mmap)` : "–"} |`);
     const tab = b?.memory;
     out.push(`| peak memory, ${grouped(tab?.tokens ?? r.native_memory?.tokens ?? 1024)} tokens in the cache | ${mb(r.native_memory?.peak_rss_mb)} process (VmHWM) | ` +
-      `tab ${mb(tab?.tab_private_peak_mb)} private peak (RssAnon), ${mb(tab?.tab_peak_mb)} resident peak (VmHWM), ${mb(tab?.tab_rss_mb)} resident; ${mb(b?.tab_rss_after_load_mb)} right after the load | ` +
+      `tab ${mb(tab?.tab_private_peak_mb)} private peak (RssAnon), ${mb(tab?.tab_peak_mb)} resident peak (VmHWM), ${mb(tab?.tab_rss_mb)} resident; ${mb(b?.tab_rss_after_load_mb)} right after the load` +
+      `${r.blank_page ? `; a blank page's tab (same Chromium, same run): ${mb(r.blank_page.rss_mb)} resident, ${mb(r.blank_page.private_mb)} private` : ""} | ` +
       `${llama ? `${mb(llama.peak_rss_mb)} process (Python included), ${llama.n_ctx}-token context` : "–"} |`);
     out.push("", "Ratios in brackets are of llama.cpp's figure in the same row.");
   }

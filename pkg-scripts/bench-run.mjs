@@ -14,6 +14,8 @@
 //      the first move after load apart, the browser's floor, Step -> token
 //   5. open -> first distribution (bench-load.mjs), cold and warm, bard and SmolLM2
 //   6. the wasm module's size, raw and gzipped
+//   7. a blank page's tab memory (bench-blank-page.mjs): the browser's floor
+//      under the SmolLM2 tab's figures
 // SmolLM2 is measured when its file is there (pkg-scripts/fetch-smollm2).
 //
 // Usage: node pkg-scripts/bench-run.mjs [--write] [--quick]
@@ -76,6 +78,7 @@ const results = {
   native_memory: null,
   page: {},
   load: {},
+  blank_page: null,
   failures: [],
 };
 
@@ -84,6 +87,7 @@ for (const m of models) plan.push([`Chromium engine: ${m}`, () => browserEngine(
 for (const m of models) plan.push([`native CLI: ${m}`, () => nativeEngine(m)]);
 if (hasSmol) plan.push([`native CLI: ${SMOL}, ${MEMORY_TOKENS} tokens cached (peak RSS)`, nativeMemory]);
 if (hasSmol) plan.push(["llama.cpp: SmolLM2", llamaCpp]);
+if (hasSmol) plan.push(["Chromium: a blank page's memory (the floor under the tab figures)", blankPage]);
 for (const m of ["bard", ...(hasSmol ? [SMOL] : [])]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
 for (const m of ["bard", ...(hasSmol ? [SMOL] : [])]) {
   plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
@@ -153,6 +157,10 @@ async function llamaCpp() {
   const { prefill, decode } = benchLengths(results.engine[SMOL]?.browser?.info?.context ?? 2048);
   results.llamacpp = await runJson("python3", ["pkg-scripts/bench-llamacpp", GGUF, "--threads", "1", "--repeats", String(SIZE.llamaRepeats),
     "--decode-prompt", String(prefill), "--decode-tokens", String(decode)]);
+}
+
+async function blankPage() {
+  results.blank_page = await runJson("node", ["pkg-scripts/bench-blank-page.mjs", String(SIZE.pageLoads), "--json"]);
 }
 
 async function pageFigures(m) {

@@ -103,6 +103,24 @@ test("at 1280×800 the temperature slider moved with the mouse needs no scroll, 
   await page.close();
 });
 
+test("on a phone (390×844) the distribution's top rows are above the controls bar when the page opens", async () => {
+  const { page, errors } = await open("", 390, 844);
+  await viewportShot(page, "first-minute-390-load");
+  const bar = await box(page, "#p-controls");
+  const rows = await page.$$eval("#p-dist .dist-row", (els) => els.map((el) => el.getBoundingClientRect().bottom));
+  assert.ok(rows.length === 10, `ten rows painted: ${rows.length}`);
+  const visible = rows.filter((bottom) => bottom <= bar.top).length;
+  assert.ok(visible >= 3, `at least the top 3 rows above the bar (top ${bar.top}): ${visible} are`);
+  // The prompt and Step stay in view above them.
+  for (const sel of ["#prompt", "#btn-step"]) assert.ok((await box(page, sel)).inside, `${sel} in view`);
+  // After a step the output and its colour key come back.
+  await page.click("#btn-step");
+  await page.waitForSelector("#p-output .out-gen .tok", { state: "visible" });
+  assert.equal(await page.isVisible("#p-output .scale-help"), true);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test("on a phone (390×844) the controls bar stays at the bottom while the distribution is in view", async () => {
   const { page, errors } = await open("?steps=3&seed=7", 390, 844);
   assert.equal(await page.evaluate(() => document.body.dataset.layout), "bar-bottom");

@@ -49,6 +49,9 @@ export function renderOutput(root, view) {
 
   const status = ensureSlot(root, "status", () => makeEl("p", { class: "out-status" }));
   const n = view.generated.length;
+  // A phone hides the empty output and its colour key until the first token
+  // (style.css), so the distribution starts above the controls bar on load.
+  root.closest(".panel")?.classList.toggle("nothing-generated", n === 0);
   let s = `${view.promptTokens.length} prompt tokens, ${n} generated`;
   if (view.running) s += " · running…";
   else if (view.stop) s += ` · ${STOP_WORDS[view.stop] ?? view.stop}`;

@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod chat;
 pub mod config;
 pub mod counters;
+pub mod course;
 pub mod error;
 pub mod gguf;
 pub mod kv_cache;

@@ -13,6 +13,7 @@ pub mod bench;
 pub mod check_cache;
 pub mod dist;
 pub mod generate;
+pub mod lesson;
 mod model_arg;
 pub mod rule_args;
 pub mod score;
@@ -46,6 +47,8 @@ pub enum Command {
     Train(train::TrainArgs),
     /// Print every setting's default and range (the page's copy: --js).
     Settings(settings::SettingsArgs),
+    /// Print a course preset's numbers (the page's Lessons menu) as JSON.
+    Lesson(lesson::LessonArgs),
 }
 
 /// Parses the arguments, runs the subcommand, and turns an error into a
@@ -60,6 +63,7 @@ pub fn run() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Train(args) => train::run(args),
         Command::Settings(args) => settings::run(args),
+        Command::Lesson(args) => lesson::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 //! per worker message. Every error becomes a JS `Error` with the engine's
 //! message; reports cross as plain JS objects (see www/PROTOCOL.md).
 
+mod course;
 mod file_buffer;
 
 use serde::Serialize;

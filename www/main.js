@@ -36,6 +36,7 @@ import { emit } from "./events.js";
 import { wireLayout } from "./layout.js";
 import { wireKeyboard } from "./keyboard.js";
 import { wireTour } from "./tour.js";
+import { wireLessons } from "./lessons/lessons.js";
 
 // The benchmarks' bookkeeping, only when they ask for it (before anything it times).
 if (new URLSearchParams(location.search).get("bench") === "1") await import("./bench.js");
@@ -128,4 +129,5 @@ async function boot() {
   await loadModel();
 }
 
+wireLessons(); // ?lesson=: the preset's view, applied before boot reads the state
 boot();

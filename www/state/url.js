@@ -23,6 +23,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  * @property {boolean} next          the panels show the next token's distribution, not the
  *                                   one the last generated token was drawn from
  * @property {{ name: string }|null} file  a model opened from the user's disk (not in links)
+ * @property {string|null} lesson    the course preset shown (lessons/presets.js checks the name)
  */
 
 /**
@@ -33,6 +34,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
 export const KNOWN_PARAMETERS = new Set([
   "model", "prompt", "embed", ...NUMBER_CONTROLS.map((c) => c.key), ...CHOICE_CONTROLS.map((c) => c.key),
   "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
+  "lesson",
 ]);
 /** The one parameter that may repeat: one stop string each. */
 const REPEATABLE = new Set(["stop"]);
@@ -77,7 +79,7 @@ function parameterProblems(q) {
  */
 export function makeDefaultState() {
   return { model: null, prompt: null, settings: makeDefaultSettings(), panels: DEFAULT_PANELS.slice(),
-    embed: false, steps: 0, logits: null, next: false, file: null };
+    embed: false, steps: 0, logits: null, next: false, file: null, lesson: null };
 }
 
 /**
@@ -152,6 +154,11 @@ export function parseQuery(search) {
     if (v.length === 10 && v.every((x) => Number.isFinite(x) && Math.abs(x) <= 1000)) state.logits = v;
     else problems.push(`logits=${q.get("logits")} must be 10 numbers separated by commas; using the course's vector`);
   }
+  if (q.has("lesson")) {
+    const name = q.get("lesson");
+    if (/^[a-z0-9.-]{1,40}$/.test(name)) state.lesson = name;
+    else problems.push(`lesson=${shortName(name)} is not a lesson name; ignored`);
+  }
   if (q.has("panels")) {
     const names = q.get("panels").split(",").map((x) => x.trim()).filter(Boolean);
     const unknown = names.filter((n) => !PANEL_KEYS.includes(n));
@@ -188,6 +195,7 @@ export function formatQuery(state) {
   if (state.steps && state.next) q.set("show", "next");
   if (state.logits) q.set("logits", state.logits.join(","));
   if (state.embed) q.set("embed", "1");
+  if (state.lesson) q.set("lesson", state.lesson);
   // An embed always names its panels (its default differs from the page's).
   if (state.embed || state.panels.join(",") !== DEFAULT_PANELS.join(",")) q.set("panels", state.panels.join(","));
   const text = q.toString();

@@ -1,7 +1,8 @@
 // Where the decoding controls sit, so the sliders and the distribution they
 // change are on screen together (style.css draws the three arrangements):
-//   side        (≥ 1200 px) a sticky column left of the panels, every control in it;
-//                "More controls" scrolls that column to the less used ones
+//   side        (≥ 1200 px) a sticky column left of the panels, every control in it:
+//                the core rules at its top, the less used ones scrolling under them;
+//                "More controls" takes the keyboard there
 //   bar-top     (700–1199 px) a bar sticking to the top of the viewport
 //   bar-bottom  (< 700 px, phones) a bar fixed to the bottom of the viewport
 // In both bars only the core rules show; "More controls" opens the rest in
@@ -42,9 +43,10 @@ export function wireLayout() {
 
   button.addEventListener("click", () => {
     if (layoutMode() === "side") {
-      // Already in the column, further down: bring them up and put the
-      // keyboard on the first one.
-      more.scrollIntoView({ block: "start", behavior: prefersReducedMotion() ? "auto" : "smooth" });
+      // Already in the column, under the core rules, scrolling by itself
+      // (style.css): show its start and put the keyboard on the first one;
+      // the page does not move, so the core sliders and the panels stay.
+      more.scrollTo({ top: 0, behavior: prefersReducedMotion() ? "auto" : "smooth" });
       /** @type {HTMLElement|null} */ (more.querySelector("input, select, textarea"))?.focus({ preventScroll: true });
       return;
     }

@@ -2,7 +2,24 @@
 // bytes per number in, the cache's numbers and bytes out (the engine's
 // course_kv_size); "the loaded model" fills in its own shape.
 
-import { makeEl } from "../render/dom.js";
+import { makeEl, makeSvg } from "../render/dom.js";
+import { COLORS, label } from "./svg.js";
+
+/** Two bars: the cache with one K/V head per query head, and with this shape's KV heads. */
+function sizeBars(d) {
+  const W = 460, H = 110, L = 150, R = 90;
+  const svg = makeSvg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "lesson-chart", role: "img", "aria-label": "KV cache size" });
+  svg.append(makeSvg("rect", { x: 0, y: 0, width: W, height: H, fill: "var(--panel, #fff)" }));
+  label(svg, W / 2, 15, `KV cache for one request at ${d.context} positions`, { "text-anchor": "middle", "font-weight": "bold" });
+  const rows = [[`${d.heads} KV heads (no sharing)`, d.full_mha_bytes, COLORS.gray], [`${d.kv_heads} KV heads`, d.bytes, COLORS.blue]];
+  rows.forEach(([text, bytes, color], i) => {
+    const y = 30 + i * 36, w = (bytes / Math.max(d.full_mha_bytes, d.bytes)) * (W - L - R);
+    label(svg, L - 6, y + 16, text, { "text-anchor": "end" });
+    svg.append(makeSvg("rect", { x: L, y, width: Math.max(1, w).toFixed(1), height: 24, fill: color }));
+    label(svg, L + w + 6, y + 16, `${(bytes / 1e9).toPrecision(3)} GB`);
+  });
+  return svg;
+}
 
 const FIELDS = [
   ["layers", "layers"], ["heads", "query heads"], ["kv_heads", "KV heads"], ["head_dim", "d_head"],
@@ -31,11 +48,16 @@ export function kvSize(box, d, ctx) {
   const gqa = makeEl("button", { type: "button", "data-action": "kv-gqa" }, "GQA: 8 KV heads");
   const loaded = makeEl("button", { type: "button", "data-action": "kv-loaded" }, "The loaded model");
   buttons.append(lesson, gqa, loaded);
-  box.append(form, buttons);
+  let bars = sizeBars(d);
+  box.append(form, buttons, bars);
   const recompute = () => {
     const v = FIELDS.map(([k]) => Number(inputs[k].value));
     try {
-      ctx.setData(ctx.wasm.course_kv_size(...v));
+      const next = ctx.wasm.course_kv_size(...v);
+      ctx.setData(next);
+      const fresh = sizeBars(next);
+      bars.replaceWith(fresh);
+      bars = fresh;
       ctx.say("");
     } catch (e) { ctx.say(String(e?.message ?? e)); }
   };

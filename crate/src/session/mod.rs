@@ -274,20 +274,29 @@ impl Session {
     /// all of it, or with the sliding policy its newest three quarters of
     /// the context.
     fn refill(&mut self, use_cache: bool) -> Result<()> {
-        let history = self.history();
+        let len = self.prompt.len() + self.generated.len();
         let context = self.model.info().context;
-        self.dropped = if history.len() > context { history.len() - sliding_keep(context) } else { 0 };
+        self.refill_from(if len > context { len - sliding_keep(context) } else { 0 }, use_cache)
+    }
+
+    /// Empties the cache and prefills the history from `start` on.
+    fn refill_from(&mut self, start: usize, use_cache: bool) -> Result<()> {
+        let history = self.history();
+        self.dropped = start;
         self.model.truncate(0);
-        self.run_new_tokens(&history[self.dropped..], use_cache)
+        self.run_new_tokens(&history[start..], use_cache)
     }
 
     /// Makes the logits after the last history token pending again: the cache
     /// keeps every position but the last, and re-running the last token gives
-    /// its logits back (recomputed in full when the cache is off).
+    /// its logits back (recomputed in full when the cache is off). Rewound
+    /// across a slide of the window, the window is the one the generation had
+    /// at that length (`window_start`), so the same tokens follow again.
     fn restore_pending(&mut self, use_cache: bool) -> Result<()> {
         let history = self.history();
-        if history.len() <= self.dropped + 1 || history.len() - self.dropped > self.model.info().context {
-            return self.refill(use_cache);
+        let start = window_start(self.prompt.len(), history.len(), self.model.info().context);
+        if start != self.dropped || history.len() <= start + 1 {
+            return self.refill_from(start, use_cache);
         }
         self.model.truncate(history.len() - 1 - self.dropped);
         // A full recompute would have nothing to redo here: keep its count as it was.
@@ -358,6 +367,20 @@ impl Session {
 /// Positions kept when the sliding window drops the oldest tokens.
 fn sliding_keep(context: usize) -> usize {
     (context * 3 / 4).max(1)
+}
+
+/// Where the sliding window starts once the history holds `len` tokens after
+/// a `prompt`-token prompt: the slides of `refill` replayed (the prompt's
+/// own, then one each time a fed token would overflow the context).
+fn window_start(prompt: usize, len: usize, context: usize) -> usize {
+    let keep = sliding_keep(context);
+    let mut start = if prompt > context { prompt - keep } else { 0 };
+    for l in prompt + 1..=len {
+        if l - start > context {
+            start = l - keep;
+        }
+    }
+    start
 }
 
 /// How far the cached logits are from the recomputed ones.

@@ -81,11 +81,34 @@ mod tests {
     /// pattern equally likely (so Q8_0's -128 and Q4's 15 both occur).
     fn random_blocks(format: BlockFormat, n: usize, k: usize, rng: &mut Rng) -> Vec<u8> {
         let mut out = Vec::with_capacity(n * format.row_bytes(k));
+        let scale = |rng: &mut Rng| half::f16::from_f64(2f64.powf(-8.0 + 6.0 * rng.next_f64())).to_le_bytes();
+        if format.is_k() {
+            // Random bytes, then d (and Q4_K's dmin) set to scales of the same range.
+            for _ in 0..n * k / format.block_values() {
+                let start = out.len();
+                out.extend((0..format.block_bytes()).map(|_| rng.next_u64() as u8));
+                let blk = &mut out[start..];
+                match format {
+                    BlockFormat::Q4K => {
+                        blk[0..2].copy_from_slice(&scale(rng));
+                        blk[2..4].copy_from_slice(&half::f16::from_f64(0.05 * rng.next_f64()).to_le_bytes());
+                        // 6-bit scales of up to 63 times 2^-2 would dwarf the rest: smaller d.
+                        let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f64() / 32.0;
+                        blk[0..2].copy_from_slice(&half::f16::from_f64(d).to_le_bytes());
+                    }
+                    _ => {
+                        let d = half::f16::from_le_bytes(scale(rng)).to_f64() / 32.0;
+                        blk[208..210].copy_from_slice(&half::f16::from_f64(d).to_le_bytes());
+                    }
+                }
+            }
+            return out;
+        }
         for _ in 0..n * k / format.block_values() {
-            let scale = |rng: &mut Rng| half::f16::from_f64(2f64.powf(-8.0 + 6.0 * rng.next_f64())).to_le_bytes();
             let header = match format {
                 BlockFormat::Q4_0 | BlockFormat::Q5_0 | BlockFormat::Q8_0 => 2,
                 BlockFormat::Q4_1 | BlockFormat::Q5_1 => 4,
+                BlockFormat::Q4K | BlockFormat::Q6K => unreachable!("handled above"),
             };
             out.extend_from_slice(&scale(rng));
             if header == 4 {
@@ -104,7 +127,7 @@ mod tests {
     /// 8 bits (error at most half a step, amax/254, per value), so output r
     /// may differ by Σ_j |W[r][j]| · step_j / 2, plus f32 rounding.
     fn check(format: BlockFormat, backend: BackendKind) {
-        let (n, k, m) = (24, 96, 3);
+        let (n, k, m) = (24, if format.is_k() { 512 } else { 96 }, 3);
         let mut rng = Rng::new(7);
         let device = backend.device().unwrap();
         let bytes = random_blocks(format, n, k, &mut rng);
@@ -136,7 +159,7 @@ mod tests {
     #[test]
     fn block_products_match_the_dequantised_matrix_on_every_backend() {
         for backend in BackendKind::available() {
-            for format in [BlockFormat::Q4_0, BlockFormat::Q4_1, BlockFormat::Q5_0, BlockFormat::Q5_1, BlockFormat::Q8_0] {
+            for format in BlockFormat::ALL {
                 check(format, backend);
             }
         }

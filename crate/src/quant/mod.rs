@@ -26,6 +26,8 @@ pub fn block_format(ty: GgmlType) -> Option<BlockFormat> {
         GgmlType::Q5_0 => BlockFormat::Q5_0,
         GgmlType::Q5_1 => BlockFormat::Q5_1,
         GgmlType::Q8_0 => BlockFormat::Q8_0,
+        GgmlType::Q4K => BlockFormat::Q4K,
+        GgmlType::Q6K => BlockFormat::Q6K,
         _ => return None,
     })
 }
@@ -38,5 +40,7 @@ pub fn ggml_type(format: BlockFormat) -> GgmlType {
         BlockFormat::Q5_0 => GgmlType::Q5_0,
         BlockFormat::Q5_1 => GgmlType::Q5_1,
         BlockFormat::Q8_0 => GgmlType::Q8_0,
+        BlockFormat::Q4K => GgmlType::Q4K,
+        BlockFormat::Q6K => GgmlType::Q6K,
     }
 }

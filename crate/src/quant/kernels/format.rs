@@ -10,6 +10,21 @@
 //! ```
 //! Byte j of the nibbles holds value j (low nibble) and value j + 16 (high
 //! nibble); the fifth bit of value j is bit j of the u32.
+//!
+//! The K-quants hold 256 values in a super-block of eight 32-value
+//! sub-blocks (Q4_K) or sixteen 16-value groups (Q6_K), so each 32-value
+//! block of the activations meets one sub-block, or two groups:
+//!
+//! ```text
+//! Q4_K 256 values, 144 B: f16 d, f16 dmin, 12 B of 6-bit (scale, min) × 8, 128 B nibbles
+//!                         w = d·sc_j·q − dmin·m_j      (j = value / 32)
+//!                         byte 16 + 32c + l: value 64c + l (low nibble), 64c + 32 + l (high)
+//! Q6_K 256 values, 210 B: 128 B low nibbles (ql), 64 B 2-bit pairs (qh), 16 × i8 scales, f16 d
+//!                         w = d·sc_g·(q − 32)          (g = value / 16)
+//!                         value 128h + 32t + l (t = 0..4, l = 0..32): nibble of
+//!                         ql[64h + 32(t % 2) + l] (low for t < 2, high after),
+//!                         bits 2t..2t+2 of qh[32h + l] above it
+//! ```
 
 use half::f16;
 
@@ -24,14 +39,25 @@ pub enum BlockFormat {
     Q5_0,
     Q5_1,
     Q8_0,
+    Q4K,
+    Q6K,
 }
 
-impl BlockFormat {
-    pub const ALL: [BlockFormat; 5] = [Self::Q4_0, Self::Q4_1, Self::Q5_0, Self::Q5_1, Self::Q8_0];
+/// Values in a K-quant super-block.
+pub const SUPER: usize = 256;
 
-    /// Values per block.
+impl BlockFormat {
+    pub const ALL: [BlockFormat; 7] =
+        [Self::Q4_0, Self::Q4_1, Self::Q5_0, Self::Q5_1, Self::Q8_0, Self::Q4K, Self::Q6K];
+
+    /// Values per block (a super-block for the K-quants).
     pub fn block_values(self) -> usize {
-        BLOCK
+        if self.is_k() { SUPER } else { BLOCK }
+    }
+
+    /// Whether blocks are 256-value super-blocks of 32-value sub-blocks.
+    pub fn is_k(self) -> bool {
+        matches!(self, Self::Q4K | Self::Q6K)
     }
 
     /// Bytes per block.
@@ -42,13 +68,16 @@ impl BlockFormat {
             Self::Q5_0 => 22,
             Self::Q5_1 => 24,
             Self::Q8_0 => 34,
+            Self::Q4K => 144,
+            Self::Q6K => 210,
         }
     }
 
     /// Bytes of one row of `k` values; `k` must be a multiple of `block_values()`.
     pub fn row_bytes(self, k: usize) -> usize {
-        assert!(k.is_multiple_of(BLOCK), "{} rows hold whole blocks of {BLOCK} values, not {k}", self.name());
-        k / BLOCK * self.block_bytes()
+        let v = self.block_values();
+        assert!(k.is_multiple_of(v), "{} rows hold whole blocks of {v} values, not {k}", self.name());
+        k / v * self.block_bytes()
     }
 
     pub fn name(self) -> &'static str {
@@ -58,6 +87,8 @@ impl BlockFormat {
             Self::Q5_0 => "Q5_0",
             Self::Q5_1 => "Q5_1",
             Self::Q8_0 => "Q8_0",
+            Self::Q4K => "Q4_K",
+            Self::Q6K => "Q6_K",
         }
     }
 
@@ -84,6 +115,8 @@ impl BlockFormat {
             Self::Q4_1 => 4,
             Self::Q5_0 => 6,
             Self::Q5_1 => 8,
+            Self::Q4K => 16,
+            Self::Q6K => 0,
         }
     }
 
@@ -103,4 +136,27 @@ pub(super) fn f16_at(b: &[u8], i: usize) -> f32 {
 
 pub(super) fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+/// Q4_K's eight 6-bit (scale, min) pairs from its 12 packed bytes (block
+/// bytes 4..16): pairs 0..4 are the low 6 bits of bytes 0..4 (scales) and
+/// 4..8 (mins); pairs 4..8 take their low 4 bits from the nibbles of bytes
+/// 8..12 and their top 2 bits from the top bits of bytes 0..8.
+pub(super) fn q4k_scales_mins(s: &[u8]) -> ([u8; 8], [u8; 8]) {
+    let (mut sc, mut m) = ([0u8; 8], [0u8; 8]);
+    for j in 0..4 {
+        sc[j] = s[j] & 63;
+        m[j] = s[j + 4] & 63;
+        sc[j + 4] = (s[j + 8] & 0xF) | ((s[j] >> 6) << 4);
+        m[j + 4] = (s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4);
+    }
+    (sc, m)
+}
+
+/// Q6_K's code of value `128h + 32t + l` in the block: 6 bits, 0..=63.
+pub(super) fn q6k_code(blk: &[u8], h: usize, t: usize, l: usize) -> u8 {
+    let ql = blk[64 * h + 32 * (t % 2) + l];
+    let nib = if t < 2 { ql & 0xF } else { ql >> 4 };
+    let high = (blk[128 + 32 * h + l] >> (2 * t)) & 3;
+    nib | (high << 4)
 }

@@ -1,7 +1,9 @@
 //! Matrix products with weights kept in their GGUF blocks.
 //!
 //! `y = W·x` where each row of `W` is a run of 32-value blocks (Q4_0, Q4_1,
-//! Q5_0, Q5_1, Q8_0) and `x` is f32. The input rows are first quantised to 8
+//! Q5_0, Q5_1, Q8_0) or of 256-value super-blocks whose 32-value sub-blocks
+//! (Q4_K) or 16-value pairs of groups (Q6_K) line up with the activations'
+//! blocks, and `x` is f32. The input rows are first quantised to 8
 //! bits per 32-value block (`activations`), then every (weight block, input
 //! block) pair is an integer dot product scaled once in f32 (`scalar` has
 //! the arithmetic all paths share).

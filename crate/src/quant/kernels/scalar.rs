@@ -9,9 +9,21 @@
 //! where `c_j` is the unsigned code (Q4/Q5) or the signed byte (Q8_0) and
 //! `q_j`, `d_x`, `s_x` come from `Activations`. |isum| ≤ 32·128·127 + 16·32·127
 //! < 2^20, so it is exact in i32 and in f32.
+//!
+//! The K-quants, per 32-value activation block (sub-block j of a Q4_K
+//! super-block; groups 2t and 2t + 1 of a Q6_K one):
+//!
+//! ```text
+//! Q4_K   isum = Σ_l c_l · q_l                    (c 0..=15; |isum| < 2^16)
+//!        block = (d · d_x) · (sc_j · isum) − (dmin · m_j) · s_x
+//! Q6_K   isum = sc_2t · Σ_{l<16} (c_l − 32)·q_l + sc_2t+1 · Σ_{l≥16} (c_l − 32)·q_l
+//!        block = (d · d_x) · isum                 (c 0..=63, sc −128..=127)
+//! ```
+//! `sc_j · isum` ≤ 63 · 32·15·127 < 2^22 and the Q6_K isum ≤ 2·128·16·32·127
+//! < 2^24, so both are exact in i32 and in f32.
 
 use super::activations::{Activations, Layout};
-use super::format::{BLOCK, BlockFormat, f16_at, u32_at};
+use super::format::{BLOCK, BlockFormat, SUPER, f16_at, q4k_scales_mins, q6k_code, u32_at};
 use super::Product;
 
 /// The 32 codes of a block in value order: Q4 0..=15, Q5 0..=31, Q8 −128..=127.
@@ -54,9 +66,56 @@ pub(super) fn block_dot(format: BlockFormat, blk: &[u8], a: &Activations, at: us
     v
 }
 
+/// Activation blocks per K-quant super-block.
+pub(super) const SUBS: usize = SUPER / BLOCK;
+
+/// One Q4_K super-block against the eight activation blocks from `at` on.
+pub(super) fn q4k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+    let (d, dmin) = (f16_at(blk, 0), f16_at(blk, 2));
+    let (sc, m) = q4k_scales_mins(&blk[4..16]);
+    let mut acc = 0f32;
+    for j in 0..SUBS {
+        let bytes = &blk[16 + 32 * (j / 2)..][..32];
+        let qx = &a.q8[(at + j) * BLOCK..][..BLOCK];
+        let shift = 4 * (j % 2);
+        let isum: i32 = bytes.iter().zip(qx).map(|(&b, &q)| ((b >> shift) & 0xF) as i32 * q as i32).sum();
+        acc += (d * a.d[at + j]) * (sc[j] as i32 * isum) as f32 - (dmin * m[j] as f32) * a.s[at + j];
+    }
+    acc
+}
+
+/// One Q6_K super-block against the eight activation blocks from `at` on.
+pub(super) fn q6k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+    let d = f16_at(blk, 208);
+    let sc = &blk[192..208];
+    let mut acc = 0f32;
+    for b in 0..SUBS {
+        let (h, t) = (b / 4, b % 4);
+        let qx = &a.q8[(at + b) * BLOCK..][..BLOCK];
+        let mut half = [0i32; 2];
+        for (l, &q) in qx.iter().enumerate() {
+            half[l / 16] += (q6k_code(blk, h, t, l) as i32 - 32) * q as i32;
+        }
+        let isum = (sc[2 * b] as i8) as i32 * half[0] + (sc[2 * b + 1] as i8) as i32 * half[1];
+        acc += (d * a.d[at + b]) * isum as f32;
+    }
+    acc
+}
+
+/// One (super-)block's contribution, whatever the format; `at` is the
+/// block's first activation block.
+pub(super) fn any_block_dot(format: BlockFormat, blk: &[u8], a: &Activations, at: usize) -> f32 {
+    match format {
+        BlockFormat::Q4K => q4k_dot(blk, a, at),
+        BlockFormat::Q6K => q6k_dot(blk, a, at),
+        _ => block_dot(format, blk, a, at),
+    }
+}
+
 pub(super) fn matmul(p: &Product, out: &mut [f32]) {
     let Product { format, weights, n, k, x, rows_x } = *p;
     let a = Activations::quantize(x, rows_x, k, Layout::Natural);
+    let per_block = format.block_values() / BLOCK;
     let bs = format.block_bytes();
     let row_bytes = format.row_bytes(k);
     // Weight rows outside, input rows inside: a weight row is read from
@@ -66,7 +125,7 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
             let base = r * a.stride;
             let mut acc = 0f32;
             for (b, blk) in row.chunks_exact(bs).enumerate() {
-                acc += block_dot(format, blk, &a, base + b);
+                acc += any_block_dot(format, blk, &a, base + b * per_block);
             }
             out[r * n + i] = acc;
         }

@@ -11,9 +11,16 @@
 //!   quantised (plus `127·2u` relative for the reciprocal), so
 //!   `|err| ≤ Σ_j |w_j|·0.5001·d_x + (f32 sums as above) + 4u·Σ_j |w_j·x_j|`
 //!   (the last for dequantize's own f32 rounding of `q·d + m`).
+//!
+//! The K-quants' terms are per 32-value activation block as `scalar`
+//! defines them (Q4_K: `|d·sc_j·d_x|·Σ|c·q| + |dmin·m_j·s_x|`; Q6_K:
+//! `|d·d_x|·(|sc_a|·Σ_{l<16}|(c − 32)·q| + |sc_b|·Σ_{l≥16}|(c − 32)·q|)`), each
+//! with a few more roundings than the 32-value formats' (a scale product,
+//! `dmin·m`), which the 16 in `nb + 16` covers; dequantize rounds each
+//! value once (`d·sc·q − dmin·m`, `d·sc·(q − 32)`), within the `4u` above.
 
 use super::activations::{Activations, Layout};
-use super::format::BLOCK;
+use super::format::{BLOCK, f16_at, q4k_scales_mins, q6k_code};
 use super::scalar::codes;
 use super::{BlockFormat, KernelPath, Product, matmul, matmul_on};
 use crate::gguf::quant::{GgmlType, dequantize};
@@ -56,6 +63,26 @@ fn ggml_type(f: BlockFormat) -> GgmlType {
         BlockFormat::Q5_0 => GgmlType::Q5_0,
         BlockFormat::Q5_1 => GgmlType::Q5_1,
         BlockFormat::Q8_0 => GgmlType::Q8_0,
+        BlockFormat::Q4K => GgmlType::Q4K,
+        BlockFormat::Q6K => GgmlType::Q6K,
+    }
+}
+
+/// Where a block's f16 scale `d` is, and its second f16 (m, or Q4_K's dmin).
+fn f16_fields(f: BlockFormat) -> (usize, Option<usize>) {
+    match f {
+        BlockFormat::Q6K => (208, None),
+        BlockFormat::Q4K => (0, Some(2)),
+        _ => (0, f.has_min().then_some(2)),
+    }
+}
+
+/// Shapes for the product tests: K-quant rows are whole 256-value super-blocks.
+fn shapes(f: BlockFormat) -> Vec<(usize, usize, usize)> {
+    if f.is_k() {
+        vec![(256, 1, 1), (256, 7, 3), (512, 7, 1), (1536, 64, 3), (768, 1, 17), (1536, 7, 17), (1536, 64, 1)]
+    } else {
+        vec![(32, 1, 1), (32, 7, 3), (576, 7, 1), (576, 64, 3), (576, 1, 17), (1536, 7, 17), (1536, 64, 1)]
     }
 }
 
@@ -74,6 +101,25 @@ fn f16_bits(rng: &mut Rng, style: Style) -> u16 {
 
 fn random_weights(rng: &mut Rng, f: BlockFormat, n: usize, k: usize, style: Style) -> Vec<u8> {
     let mut w = Vec::with_capacity(f.row_bytes(k) * n);
+    if f.is_k() {
+        for _ in 0..n * k / f.block_values() {
+            let start = w.len();
+            for _ in 0..f.block_bytes() {
+                w.push(if matches!(style, Style::Extreme) { 0xFF } else { rng.next() as u8 });
+            }
+            let blk = &mut w[start..];
+            if f == BlockFormat::Q6K && matches!(style, Style::Extreme) {
+                for s in &mut blk[192..208] {
+                    *s = [0x80, 0x7F][rng.below(2) as usize];
+                }
+            }
+            let (d, second) = f16_fields(f);
+            for at in std::iter::once(d).chain(second) {
+                blk[at..at + 2].copy_from_slice(&f16_bits(rng, style).to_le_bytes());
+            }
+        }
+        return w;
+    }
     for _ in 0..n * k / BLOCK {
         let start = w.len();
         w.extend(f16_bits(rng, style).to_le_bytes());
@@ -119,16 +165,20 @@ fn reference(f: BlockFormat, w: &[u8], n: usize, k: usize, x: &[f32], rows: usiz
             let wf = dequantize(ggml_type(f), row, k).unwrap();
             let (mut t, mut quant, mut mag, mut exact) = (0f64, 0f64, 0f64, 0f64);
             for b in 0..k / BLOCK {
-                let blk = &row[b * bs..][..bs];
                 let at = m * a.stride + b;
-                let c = codes(f, blk);
                 let q = &a.q8[at * BLOCK..][..BLOCK];
-                let cq: f64 = c.iter().zip(q).map(|(&c, &q)| (c as f64 * q as f64).abs()).sum();
-                let dw = super::format::f16_at(blk, 0) as f64;
                 let dx = a.d[at] as f64;
-                t += (dw * dx).abs() * (cq + f.offset() as f64 * (a.qsum[at] as f64).abs());
-                if f.has_min() {
-                    t += (super::format::f16_at(blk, 2) as f64 * a.s[at] as f64).abs();
+                if f.is_k() {
+                    t += k_terms(f, &row[b / 8 * bs..][..bs], b % 8, q, dx, a.s[at] as f64);
+                } else {
+                    let blk = &row[b * bs..][..bs];
+                    let c = codes(f, blk);
+                    let cq: f64 = c.iter().zip(q).map(|(&c, &q)| (c as f64 * q as f64).abs()).sum();
+                    let dw = f16_at(blk, 0) as f64;
+                    t += (dw * dx).abs() * (cq + f.offset() as f64 * (a.qsum[at] as f64).abs());
+                    if f.has_min() {
+                        t += (f16_at(blk, 2) as f64 * a.s[at] as f64).abs();
+                    }
                 }
                 for j in 0..BLOCK {
                     let (wj, xj) = (wf[b * BLOCK + j] as f64, x[m * k + b * BLOCK + j] as f64);
@@ -141,6 +191,25 @@ fn reference(f: BlockFormat, w: &[u8], n: usize, k: usize, x: &[f32], rows: usiz
         }
     }
     out
+}
+
+/// The magnitudes of the terms `scalar` adds for activation block `sub` (0..8)
+/// of a K-quant super-block `blk`, whose activation codes are `q`.
+fn k_terms(f: BlockFormat, blk: &[u8], sub: usize, q: &[i8], dx: f64, sx: f64) -> f64 {
+    if f == BlockFormat::Q4K {
+        let (sc, m) = q4k_scales_mins(&blk[4..16]);
+        let bytes = &blk[16 + 32 * (sub / 2)..][..32];
+        let cq: f64 = bytes.iter().zip(q).map(|(&b, &q)| (((b >> (4 * (sub % 2))) & 0xF) as f64 * q as f64).abs()).sum();
+        (f16_at(blk, 0) as f64 * sc[sub] as f64 * dx).abs() * cq + (f16_at(blk, 2) as f64 * m[sub] as f64 * sx).abs()
+    } else {
+        let sc = |g: usize| (blk[192 + g] as i8) as f64;
+        let (h, t) = (sub / 4, sub % 4);
+        let mut half = [0f64; 2];
+        for (l, &qv) in q.iter().enumerate() {
+            half[l / 16] += ((q6k_code(blk, h, t, l) as f64 - 32.0) * qv as f64).abs();
+        }
+        (f16_at(blk, 208) as f64 * dx).abs() * (sc(2 * sub).abs() * half[0] + sc(2 * sub + 1).abs() * half[1])
+    }
 }
 
 fn check(f: BlockFormat, n: usize, k: usize, rows: usize, style: Style, seed: u64) {
@@ -167,9 +236,7 @@ fn every_format_matches_scalar_and_the_f32_product() {
     let mut seed = 1;
     for f in BlockFormat::ALL {
         for style in [Style::Typical, Style::AnyScale, Style::Extreme] {
-            for (k, n, rows) in
-                [(32, 1, 1), (32, 7, 3), (576, 7, 1), (576, 64, 3), (576, 1, 17), (1536, 7, 17), (1536, 64, 1)]
-            {
+            for (k, n, rows) in shapes(f) {
                 seed += 1;
                 check(f, n, k, rows, style, seed);
             }
@@ -183,7 +250,7 @@ fn tiles_of_input_rows_agree_with_single_rows() {
     // same numbers it gets alone.
     let mut rng = Rng(99);
     for f in BlockFormat::ALL {
-        let (n, k, rows) = (5, 96, 17);
+        let (n, k, rows) = (5, if f.is_k() { 512 } else { 96 }, 17);
         let w = random_weights(&mut rng, f, n, k, Style::Typical);
         let x = random_x(&mut rng, rows, k);
         let mut all = vec![0f32; rows * n];
@@ -204,11 +271,12 @@ fn inf_and_nan_scales_give_what_scalar_gives() {
     // as dequantize's q·d does), and no other output is touched.
     let mut rng = Rng(5);
     for f in BlockFormat::ALL {
-        let (n, k, rows) = (6, 160, 5);
+        let (n, k, rows) = (6, if f.is_k() { 768 } else { 160 }, 5);
         let mut w = random_weights(&mut rng, f, n, k, Style::Typical);
         let rb = f.row_bytes(k);
         for (row, at, bits) in [(0, 0, 0x7C00u16), (1, 2, 0xFC00), (2, 1, 0x7E00), (4, 2, 0x7C00)] {
-            let field = if f.has_min() && row == 4 { 2 } else { 0 };
+            let (d, second) = f16_fields(f);
+            let field = if row == 4 { second.unwrap_or(d) } else { d };
             let o = row * rb + at * f.block_bytes() + field;
             w[o..o + 2].copy_from_slice(&bits.to_le_bytes());
         }
@@ -243,10 +311,23 @@ fn a_short_weight_slice_panics_instead_of_reading_past_it() {
 
 #[test]
 fn formats_know_their_sizes() {
-    let sizes: Vec<_> = BlockFormat::ALL.iter().map(|f| (f.name(), f.block_bytes(), f.row_bytes(576))).collect();
-    assert_eq!(sizes, [("Q4_0", 18, 324), ("Q4_1", 20, 360), ("Q5_0", 22, 396), ("Q5_1", 24, 432), ("Q8_0", 34, 612)]);
+    let sizes: Vec<_> = BlockFormat::ALL.iter().map(|f| (f.name(), f.block_bytes(), f.row_bytes(1536))).collect();
+    assert_eq!(
+        sizes,
+        [
+            ("Q4_0", 18, 864),
+            ("Q4_1", 20, 960),
+            ("Q5_0", 22, 1056),
+            ("Q5_1", 24, 1152),
+            ("Q8_0", 34, 1632),
+            ("Q4_K", 144, 864),
+            ("Q6_K", 210, 1260)
+        ]
+    );
     for f in BlockFormat::ALL {
-        assert_eq!(f.block_values(), 32);
+        assert_eq!(f.block_values(), if f.is_k() { 256 } else { 32 });
+        assert_eq!(f.block_values() as u64, ggml_type(f).block_size());
         assert_eq!(f.block_bytes() as u64, ggml_type(f).block_bytes());
+        assert_eq!(crate::quant::block_format(ggml_type(f)), Some(f));
     }
 }

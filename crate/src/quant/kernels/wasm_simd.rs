@@ -15,11 +15,20 @@
 //! into one vector with one lane per block, so the f16 scales, the
 //! activation scales and the `m`/offset terms of four blocks are handled in
 //! single vector operations, each block's value computed as in `scalar`.
+//!
+//! The K-quants go a super-block at a time, four sub-blocks per fold: a
+//! Q4_K sub-block's 32 code bytes, read as u16 lanes, hold values 2i and
+//! 2i + 1 in bytes 0 and 1 of lane i, which is `Layout::Wide`'s order once
+//! the nibble is shifted down; a Q6_K sub-block's codes are built the same
+//! way from a nibble and two high bits, shifted to −32..=31 and multiplied
+//! by their group's i8 scale in i16 (|(c − 32)·sc| ≤ 32·128 = 4096; a dot
+//! pair ≤ 2·4096·127 < 2^20). The super-block's f16 scales are widened in
+//! scalar code (two per 256 values), so inf and NaN pass through as in `scalar`.
 
 use core::arch::wasm32::*;
 
 use super::activations::{Activations, quantize_wide};
-use super::format::{BLOCK, BlockFormat};
+use super::format::{BLOCK, BlockFormat, SUPER, f16_at, q4k_scales_mins};
 use super::Product;
 
 /// Input rows per tile: each unpacked weight block is used this many times.
@@ -34,6 +43,8 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
         BlockFormat::Q5_0 => run::<Q5<2, 6, 16>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q5_1 => run::<Q5<4, 8, 0>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q8_0 => run::<Q8>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q4K => run_k(BlockFormat::Q4K, weights, n, k, &a, rows_x, out),
+        BlockFormat::Q6K => run_k(BlockFormat::Q6K, weights, n, k, &a, rows_x, out),
     }
 }
 
@@ -321,4 +332,184 @@ fn f16_high_to_f32<const EXACT: bool>(h: v128) -> v128 {
     // Exponent 31 (inf, NaN) must become exponent 255.
     let e = v128_and(bits, u32x4_splat(0x0F80_0000));
     v128_or(v, v128_and(i32x4_eq(e, u32x4_splat(0x0F80_0000)), u32x4_splat(0x7F80_0000)))
+}
+
+fn run_k(format: BlockFormat, weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: usize, out: &mut [f32]) {
+    let row_bytes = format.row_bytes(k);
+    let supers = k / SUPER;
+    assert!(weights.len() >= n * row_bytes && a.q16.len() >= rows_x * a.stride * BLOCK && supers * 8 <= a.stride);
+    let q4 = format == BlockFormat::Q4K;
+    for (i, row) in weights.chunks_exact(row_bytes).take(n).enumerate() {
+        // Tiles of input rows inside the weight row: the K rows are long
+        // (a super-block is 144 or 210 bytes), so a row stays in L1 anyway.
+        let mut r0 = 0;
+        while r0 < rows_x {
+            let rows = (rows_x - r0).min(TILE);
+            let tile = match (q4, rows) {
+                (true, 4) => tile_k::<true, 4>,
+                (true, 3) => tile_k::<true, 3>,
+                (true, 2) => tile_k::<true, 2>,
+                (true, _) => tile_k::<true, 1>,
+                (false, 4) => tile_k::<false, 4>,
+                (false, 3) => tile_k::<false, 3>,
+                (false, 2) => tile_k::<false, 2>,
+                (false, _) => tile_k::<false, 1>,
+            };
+            let mut y = [0f32; TILE];
+            // SAFETY: `row` holds `supers` whole blocks; `a` holds rows
+            // r0..r0 + rows of `stride ≥ 8 · supers` blocks (asserted above).
+            unsafe { tile(row.as_ptr(), supers, a, r0, &mut y) };
+            for (r, &v) in y[..rows].iter().enumerate() {
+                out[(r0 + r) * n + i] = v;
+            }
+            r0 += rows;
+        }
+    }
+}
+
+/// One Q4_K (`Q4`) or Q6_K weight row against input rows r0..r0 + R.
+/// # Safety
+/// `row` points at `supers` whole blocks; `a` holds rows r0..r0 + R of at
+/// least `8 · supers` blocks.
+#[inline(never)]
+unsafe fn tile_k<const Q4: bool, const R: usize>(
+    row: *const u8,
+    supers: usize,
+    a: &Activations,
+    r0: usize,
+    y: &mut [f32; TILE],
+) {
+    let mut acc = [f32x4_splat(0.0); R];
+    let bs = if Q4 { 144 } else { 210 };
+    for s in 0..supers {
+        // SAFETY: super-block s is inside the row; its eight activation
+        // blocks are inside every input row of the tile.
+        unsafe {
+            let blk = row.add(s * bs);
+            let at: [usize; R] = core::array::from_fn(|r| (r0 + r) * a.stride + s * (SUPER / BLOCK));
+            if Q4 {
+                q4k_superblock::<R>(blk, a, &at, &mut acc);
+            } else {
+                q6k_superblock::<R>(blk, a, &at, &mut acc);
+            }
+        }
+    }
+    for r in 0..R {
+        let v = acc[r];
+        y[r] = (f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v))
+            + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v));
+    }
+}
+
+/// The four i32x4 partial dot products of a sub-block's codes `w` (in
+/// `Layout::Wide` order) with the activation codes at `x`, summed.
+/// # Safety
+/// 32 i16 are readable at `x`.
+#[inline(always)]
+unsafe fn dot4(w: [v128; 4], x: *const v128) -> v128 {
+    // SAFETY: four loads of eight i16 within the 32 at `x`.
+    unsafe {
+        i32x4_add(
+            i32x4_add(i32x4_dot_i16x8(w[0], v128_load(x)), i32x4_dot_i16x8(w[1], v128_load(x.add(1)))),
+            i32x4_add(i32x4_dot_i16x8(w[2], v128_load(x.add(2))), i32x4_dot_i16x8(w[3], v128_load(x.add(3)))),
+        )
+    }
+}
+
+/// One Q4_K super-block at `blk` against activation blocks `at[r]..at[r] + 8`.
+/// # Safety
+/// `blk` points at a whole block (144 bytes); the activation blocks are inside `a`.
+#[inline(always)]
+unsafe fn q4k_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+    // SAFETY: d, dmin and the 12 scale bytes are the block's first 16 bytes.
+    let (d, dmin, sc, m) = unsafe {
+        let head = core::slice::from_raw_parts(blk, 16);
+        let (sc, m) = q4k_scales_mins(&head[4..16]);
+        (f16_at(head, 0), f16_at(head, 2), sc, m)
+    };
+    let mask = u16x8_splat(0x000F);
+    for g in 0..2 {
+        let mut s = [[i32x4_splat(0); 4]; R];
+        for jj in 0..4 {
+            let j = 4 * g + jj;
+            let shift = 4 * (j % 2) as u32;
+            // SAFETY: the sub-block's 32 code bytes are inside the block.
+            let (v0, v1) = unsafe {
+                let p = blk.add(16 + 32 * (j / 2));
+                (v128_load(p as *const v128), v128_load(p.add(16) as *const v128))
+            };
+            let w = [
+                v128_and(u16x8_shr(v0, shift), mask),
+                v128_and(u16x8_shr(v1, shift), mask),
+                v128_and(u16x8_shr(v0, shift + 8), mask),
+                v128_and(u16x8_shr(v1, shift + 8), mask),
+            ];
+            for r in 0..R {
+                // SAFETY: activation block at[r] + j is inside `a`.
+                s[r][jj] = unsafe { dot4(w, a.q16.as_ptr().add((at[r] + j) * BLOCK) as *const v128) };
+            }
+        }
+        let q = 4 * g;
+        let dsc = f32x4(d * sc[q] as f32, d * sc[q + 1] as f32, d * sc[q + 2] as f32, d * sc[q + 3] as f32);
+        let dm = f32x4(dmin * m[q] as f32, dmin * m[q + 1] as f32, dmin * m[q + 2] as f32, dmin * m[q + 3] as f32);
+        for r in 0..R {
+            // SAFETY: blocks at[r] + q .. + 4 are inside `a`.
+            let (dx, sx) =
+                unsafe { (v128_load(a.d.as_ptr().add(at[r] + q) as *const v128), v128_load(a.s.as_ptr().add(at[r] + q) as *const v128)) };
+            let v = f32x4_mul(f32x4_mul(dsc, dx), f32x4_convert_i32x4(fold4(s[r])));
+            acc[r] = f32x4_add(acc[r], f32x4_sub(v, f32x4_mul(dm, sx)));
+        }
+    }
+}
+
+/// One Q6_K super-block at `blk` against activation blocks `at[r]..at[r] + 8`.
+/// # Safety
+/// `blk` points at a whole block (210 bytes); the activation blocks are inside `a`.
+#[inline(always)]
+unsafe fn q6k_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+    // SAFETY: the 16 scale bytes and d end the block.
+    let (d, sc) = unsafe {
+        let tail = core::slice::from_raw_parts(blk.add(192), 18);
+        (f16_at(tail, 16), tail)
+    };
+    let (low4, low2, c32) = (u16x8_splat(0x000F), u16x8_splat(0x0003), i16x8_splat(32));
+    let dv = f32x4_splat(d);
+    for h in 0..2 {
+        // SAFETY: ql bytes 64h..64h + 64 and qh bytes 128 + 32h.. + 32 are inside the block.
+        let (ql, qh) = unsafe {
+            let p = blk.add(64 * h);
+            let hp = blk.add(128 + 32 * h);
+            (
+                [v128_load(p as *const v128), v128_load(p.add(16) as *const v128), v128_load(p.add(32) as *const v128), v128_load(p.add(48) as *const v128)],
+                [v128_load(hp as *const v128), v128_load(hp.add(16) as *const v128)],
+            )
+        };
+        let mut s = [[i32x4_splat(0); 4]; R];
+        for t in 0..4 {
+            let (qa, qb) = (ql[2 * (t % 2)], ql[2 * (t % 2) + 1]);
+            let (ns, hs) = (4 * (t / 2) as u32, 2 * t as u32);
+            let code = |q: v128, hq: v128, extra: u32| {
+                let nib = v128_and(u16x8_shr(q, ns + extra), low4);
+                let high = i16x8_shl(v128_and(u16x8_shr(hq, hs + extra), low2), 4);
+                i16x8_sub(v128_or(nib, high), c32)
+            };
+            let b = 4 * h + t;
+            let (sa, sb) = (i16x8_splat(sc[2 * b] as i8 as i16), i16x8_splat(sc[2 * b + 1] as i8 as i16));
+            let w = [
+                i16x8_mul(code(qa, qh[0], 0), sa),
+                i16x8_mul(code(qb, qh[1], 0), sb),
+                i16x8_mul(code(qa, qh[0], 8), sa),
+                i16x8_mul(code(qb, qh[1], 8), sb),
+            ];
+            for r in 0..R {
+                // SAFETY: activation block at[r] + b is inside `a`.
+                s[r][t] = unsafe { dot4(w, a.q16.as_ptr().add((at[r] + b) * BLOCK) as *const v128) };
+            }
+        }
+        for r in 0..R {
+            // SAFETY: blocks at[r] + 4h .. + 4 are inside `a`.
+            let dx = unsafe { v128_load(a.d.as_ptr().add(at[r] + 4 * h) as *const v128) };
+            acc[r] = f32x4_add(acc[r], f32x4_mul(f32x4_mul(dv, dx), f32x4_convert_i32x4(fold4(s[r]))));
+        }
+    }
 }

@@ -13,11 +13,20 @@
 //!
 //! Q4_0/Q5_0's offset (`− offset · Σ q_x`) is subtracted from lane 0 in
 //! integers; Q4_1/Q5_1's `m · s_x` is a scalar FMA per block.
+//!
+//! The K-quants run a super-block at a time (`KKernel`): Q4_K's 32 bytes of
+//! a 64-value chunk give two sub-blocks' codes in value order (low nibbles,
+//! high nibbles), multiplied as Q4_1's; a Q6_K sub-block's 6-bit codes
+//! (0..=63) are assembled from a nibble and two high bits, and
+//! `vpmaddubsw(c, x) − vpmaddubsw(32, x)` gives Σ (c − 32)·x per pair (each
+//! at most 2·63·127 = 16002 and 2·32·127 = 8128, so neither saturates); one
+//! `vpmaddwd` with the two groups' i8 scales (lanes 0..8 from values 0..16,
+//! 8..16 from 16..32) then scales and sums the pairs (≤ 2·8128·128 < 2^21).
 
 use core::arch::x86_64::*;
 
 use super::activations::{Activations, quantize_natural_avx2};
-use super::format::{BLOCK, BlockFormat};
+use super::format::{BLOCK, BlockFormat, SUPER, q4k_scales_mins};
 use super::scalar;
 use super::Product;
 
@@ -41,6 +50,8 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
         BlockFormat::Q5_0 => run::<Q5<2, 6, 16>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q5_1 => run::<Q5<4, 8, 0>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q8_0 => run::<Q8>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q4K => run_k::<Q4K>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q6K => run_k::<Q6K>(weights, n, k, &a, rows_x, out),
     }
 }
 
@@ -131,21 +142,36 @@ fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: u
     let row_bytes = K::FORMAT.row_bytes(k);
     let blocks = k / BLOCK;
     assert!(weights.len() >= n * row_bytes && a.q8.len() >= rows_x * a.stride * BLOCK && blocks <= a.stride);
+    for_tiles(weights, n, row_bytes, rows_x, out, |row, r0, rows, y| {
+        // SAFETY: available() was checked; `row` holds `blocks` blocks and
+        // `a` holds rows r0..r0 + rows of `stride ≥ blocks` blocks (asserted above).
+        unsafe {
+            match rows {
+                4 => tile::<K, 4>(row, blocks, a, r0, y),
+                3 => tile::<K, 3>(row, blocks, a, r0, y),
+                2 => tile::<K, 2>(row, blocks, a, r0, y),
+                _ => tile::<K, 1>(row, blocks, a, r0, y),
+            }
+        }
+    });
+}
+
+/// Calls `tile(row, r0, rows, y)` for every weight row and every tile of at
+/// most `TILE` input rows (r0..r0 + rows), and writes its `y[..rows]` out.
+fn for_tiles(
+    weights: &[u8],
+    n: usize,
+    row_bytes: usize,
+    rows_x: usize,
+    out: &mut [f32],
+    mut tile: impl FnMut(*const u8, usize, usize, &mut [f32; TILE]),
+) {
     let mut r0 = 0;
     while r0 < rows_x {
         let rows = (rows_x - r0).min(TILE);
         for (i, row) in weights.chunks_exact(row_bytes).take(n).enumerate() {
             let mut y = [0f32; TILE];
-            // SAFETY: available() was checked; `row` holds `blocks` blocks and
-            // `a` holds rows r0..r0 + rows of `stride ≥ blocks` blocks (asserted above).
-            unsafe {
-                match rows {
-                    4 => tile::<K, 4>(row.as_ptr(), blocks, a, r0, &mut y),
-                    3 => tile::<K, 3>(row.as_ptr(), blocks, a, r0, &mut y),
-                    2 => tile::<K, 2>(row.as_ptr(), blocks, a, r0, &mut y),
-                    _ => tile::<K, 1>(row.as_ptr(), blocks, a, r0, &mut y),
-                }
-            }
+            tile(row.as_ptr(), r0, rows, &mut y);
             for (r, &v) in y[..rows].iter().enumerate() {
                 out[(r0 + r) * n + i] = v;
             }
@@ -242,4 +268,173 @@ fn hsum(v: __m256) -> f32 {
     let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+}
+
+/// A K-quant format: one 256-value super-block against a tile of input rows.
+trait KKernel {
+    const FORMAT: BlockFormat;
+    /// Adds the super-block at `blk` times activation blocks `rows[r] + at ..
+    /// + 8` to `acc[·][r]` (vector lanes) and `acc_m[r]` (scalar terms).
+    /// # Safety
+    /// AVX2, FMA and F16C are available; `blk` points at a whole block; the
+    /// eight activation blocks of every row are inside `a`.
+    unsafe fn superblock<const R: usize>(
+        blk: *const u8,
+        a: &Activations,
+        rows: &[usize; R],
+        at: usize,
+        acc: &mut [[__m256; R]; 2],
+        acc_m: &mut [f32; R],
+    );
+}
+
+struct Q4K;
+struct Q6K;
+
+/// The f16 at `p`, widened exactly.
+/// # Safety
+/// F16C is available; 2 bytes are readable at `p`.
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+unsafe fn f16_at(p: *const u8) -> f32 {
+    // SAFETY: two readable bytes (the caller's contract).
+    let bits = unsafe { (p as *const u16).read_unaligned() };
+    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32)))
+}
+
+/// The activation codes, scale and `s` of block `at`.
+/// # Safety
+/// `at` is a block of `a`.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn activation(a: &Activations, at: usize) -> (__m256i, f32, f32) {
+    // SAFETY: the caller's bounds.
+    unsafe {
+        (
+            _mm256_loadu_si256(a.q8.as_ptr().add(at * BLOCK) as *const __m256i),
+            *a.d.get_unchecked(at),
+            *a.s.get_unchecked(at),
+        )
+    }
+}
+
+impl KKernel for Q4K {
+    const FORMAT: BlockFormat = BlockFormat::Q4K;
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    unsafe fn superblock<const R: usize>(
+        blk: *const u8,
+        a: &Activations,
+        rows: &[usize; R],
+        at: usize,
+        acc: &mut [[__m256; R]; 2],
+        acc_m: &mut [f32; R],
+    ) {
+        // SAFETY: a Q4_K block is 144 bytes: d, dmin, 12 scale bytes, 128 code bytes.
+        let (d, dmin, packed) =
+            unsafe { (f16_at(blk), f16_at(blk.add(2)), core::slice::from_raw_parts(blk.add(4), 12)) };
+        let (sc, m) = q4k_scales_mins(packed);
+        let mask = _mm256_set1_epi8(0x0F);
+        let ones = _mm256_set1_epi16(1);
+        for c in 0..4 {
+            // SAFETY: chunk c's 32 code bytes are inside the block.
+            let q = unsafe { _mm256_loadu_si256(blk.add(16 + 32 * c) as *const __m256i) };
+            let codes = [_mm256_and_si256(q, mask), _mm256_and_si256(_mm256_srli_epi16(q, 4), mask)];
+            for (half, w) in codes.into_iter().enumerate() {
+                let j = 2 * c + half;
+                let (ds, dm) = (d * sc[j] as f32, dmin * m[j] as f32);
+                for r in 0..R {
+                    // SAFETY: block rows[r] + at + j is one of the eight (the caller's bounds).
+                    let (xq, dx, sx) = unsafe { activation(a, rows[r] + at + j) };
+                    let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, xq), ones);
+                    acc[half][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(ds * dx), acc[half][r]);
+                    acc_m[r] = (-dm).mul_add(sx, acc_m[r]);
+                }
+            }
+        }
+    }
+}
+
+impl KKernel for Q6K {
+    const FORMAT: BlockFormat = BlockFormat::Q6K;
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    unsafe fn superblock<const R: usize>(
+        blk: *const u8,
+        a: &Activations,
+        rows: &[usize; R],
+        at: usize,
+        acc: &mut [[__m256; R]; 2],
+        _acc_m: &mut [f32; R],
+    ) {
+        // SAFETY: a Q6_K block is 210 bytes: ql 0..128, qh 128..192, scales 192..208, d 208.
+        let (d, sc) = unsafe { (f16_at(blk.add(208)), core::slice::from_raw_parts(blk.add(192) as *const i8, 16)) };
+        let (low4, low2, c32) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi8(3), _mm256_set1_epi8(32));
+        for h in 0..2 {
+            // SAFETY: these 32-byte runs are inside the block.
+            let (ql, qh) = unsafe {
+                let p = blk.add(64 * h);
+                (
+                    [_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(32) as *const __m256i)],
+                    _mm256_loadu_si256(blk.add(128 + 32 * h) as *const __m256i),
+                )
+            };
+            for t in 0..4 {
+                let nib = if t < 2 { ql[t % 2] } else { _mm256_srli_epi16(ql[t % 2], 4) };
+                let high = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * t as i32)), low2);
+                let w = _mm256_or_si256(_mm256_and_si256(nib, low4), _mm256_slli_epi16(high, 4));
+                let b = 4 * h + t;
+                let scales = _mm256_set_m128i(_mm_set1_epi16(sc[2 * b + 1] as i16), _mm_set1_epi16(sc[2 * b] as i16));
+                for r in 0..R {
+                    // SAFETY: block rows[r] + at + b is one of the eight (the caller's bounds).
+                    let (xq, dx, _) = unsafe { activation(a, rows[r] + at + b) };
+                    let pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(w, xq), _mm256_maddubs_epi16(c32, xq));
+                    let p = _mm256_madd_epi16(pairs, scales);
+                    acc[t % 2][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * dx), acc[t % 2][r]);
+                }
+            }
+        }
+    }
+}
+
+fn run_k<K: KKernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: usize, out: &mut [f32]) {
+    let row_bytes = K::FORMAT.row_bytes(k);
+    let supers = k / SUPER;
+    assert!(weights.len() >= n * row_bytes && a.q8.len() >= rows_x * a.stride * BLOCK && supers * 8 <= a.stride);
+    for_tiles(weights, n, row_bytes, rows_x, out, |row, r0, rows, y| {
+        // SAFETY: available() was checked; `row` holds `supers` blocks and
+        // `a` holds rows r0..r0 + rows of `stride ≥ 8 · supers` blocks (asserted above).
+        unsafe {
+            match rows {
+                4 => tile_k::<K, 4>(row, supers, a, r0, y),
+                3 => tile_k::<K, 3>(row, supers, a, r0, y),
+                2 => tile_k::<K, 2>(row, supers, a, r0, y),
+                _ => tile_k::<K, 1>(row, supers, a, r0, y),
+            }
+        }
+    });
+}
+
+/// One K-quant weight row against input rows r0..r0 + R.
+/// # Safety
+/// As `tile`, with `supers` super-blocks at `row`.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn tile_k<K: KKernel, const R: usize>(
+    row: *const u8,
+    supers: usize,
+    a: &Activations,
+    r0: usize,
+    y: &mut [f32; TILE],
+) {
+    let mut acc = [[_mm256_setzero_ps(); R]; 2];
+    let mut acc_m = [0f32; R];
+    let rows: [usize; R] = core::array::from_fn(|r| (r0 + r) * a.stride);
+    let bs = K::FORMAT.block_bytes();
+    for s in 0..supers {
+        // SAFETY: super-block s is inside the row, its activation blocks inside every row of the tile.
+        unsafe { K::superblock::<R>(row.add(s * bs), a, &rows, s * (SUPER / BLOCK), &mut acc, &mut acc_m) };
+    }
+    for r in 0..R {
+        y[r] = hsum(_mm256_add_ps(acc[0][r], acc[1][r])) + acc_m[r];
+    }
 }

@@ -38,10 +38,10 @@ fn every_preset_is_listed_and_prints() {
     let out = Command::new(env!("CARGO_BIN_EXE_nexttoken")).args(["lesson", "--list"]).output().unwrap();
     let names = String::from_utf8(out.stdout).unwrap();
     let names: Vec<&str> = names.lines().collect();
-    assert_eq!(names.len(), 17);
+    assert_eq!(names.len(), 18);
     for n in ["temperature-10class", "top-k-3", "top-p-0.9", "four-panel", "temperature-sweep", "entropy-curves", "tie-at-b",
         "repetition-penalty", "greedy-cycle", "sampled-chain", "gallery", "kv-cache", "kv-demo-flops", "flop-curve", "kv-size",
-        "beam-b2", "bigram-retrain"] {
+        "beam-b2", "bigram-retrain", "diversity"] {
         assert!(names.contains(&n), "{n} missing from --list");
     }
     let bad = Command::new(env!("CARGO_BIN_EXE_nexttoken")).args(["lesson", "no-such-lesson"]).output().unwrap();
@@ -277,4 +277,19 @@ fn beam_search_and_retraining_the_bigram() {
     close(f(&p[1][0]), 0.5, 0.01, "P(a|b)");
     close(f(&p[1][2]), 0.5, 0.01, "P(c|b)");
     close(f(&p[2][1]), 1.0, 0.01, "P(b|c)");
+}
+
+#[test]
+fn diversity_rises_with_the_temperature_on_the_default_model() {
+    // Course text 000: "raising the temperature increases the number of distinct
+    // 8-token completions produced from 40 seeds"; greedy gives one.
+    let d = lesson("diversity", &["--model", "../www/models/bard"]);
+    assert_eq!(d["seeds"], 40);
+    assert_eq!(d["length"], 8);
+    let counts: Vec<(f64, u64)> =
+        d["points"].as_array().unwrap().iter().map(|p| (f(&p["tau"]), p["distinct"].as_u64().unwrap())).collect();
+    assert_eq!(counts[0], (0.0, 1), "greedy: one completion whatever the seed");
+    assert!(counts.windows(2).all(|w| w[1].0 > w[0].0 && w[1].1 >= w[0].1), "{counts:?}");
+    assert!(counts.iter().all(|c| c.1 <= 40));
+    assert!(counts.last().unwrap().1 > counts[1].1, "{counts:?}");
 }

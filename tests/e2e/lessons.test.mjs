@@ -108,6 +108,7 @@ const EXPECTED = {
     panels: ["output", "controls"],
     strings: { "gallery:greedy": "ababababababa", "gallery:greedy (no penalty)": "ababababababababa", "gallery:greedy (penalty=2)": "abcbababcbababcba" },
   },
+  "diversity": { panels: ["output", "controls"], nums: {} },
   "kv-cache": {
     panels: ["output", "kv"],
     nums: { cached_scores: "78", naive_scores: "364", cached_kv: "31", naive_kv: "468", kv_ratio: "15.1" },
@@ -233,6 +234,19 @@ test("the properties the exercises ask for: FLOP slopes, beam survivors, the los
   assert.equal(shown.P10, "0.500");
   assert.equal(shown.P12, "0.500");
   assert.match(shown.sample, /^a(b[ac])*b?$/, "a and c are always followed by b");
+});
+
+test("diversity: distinct completions from 40 seeds rise with the temperature on bard", async () => {
+  await openLesson("diversity");
+  await page.waitForSelector("#p-lesson [data-figure=diversity][data-done~=bard]", { timeout: 60000 });
+  const shown = await page.$$eval("#p-lesson [data-num^='bard@']", (els) => els.map((e) => [Number(e.dataset.num.slice(5)), Number(e.textContent)]));
+  // Course text 000: raising the temperature increases the number of distinct 8-token
+  // completions from 40 seeds; greedy ignores the seed.
+  assert.ok(shown.length >= 5, `${shown.length} temperatures`);
+  assert.deepEqual(shown[0], [0, 1]);
+  for (let i = 1; i < shown.length; i++) assert.ok(shown[i][0] > shown[i - 1][0] && shown[i][1] >= shown[i - 1][1], JSON.stringify(shown));
+  assert.ok(shown.every(([, n]) => n <= 40) && shown[shown.length - 1][1] > shown[1][1], JSON.stringify(shown));
+  assert.ok(await page.$$eval("#p-lesson .lesson-figure svg path", (p) => p.length) > 3, "a curve");
 });
 
 test("the KV-size calculator: grouped-query attention and the loaded model", async () => {

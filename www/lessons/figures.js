@@ -9,6 +9,7 @@ import { cycleGraph, matrix } from "./graph.js";
 import { beamTree } from "./tree.js";
 import { gallery } from "./gallery.js";
 import { kvSize } from "./kv-size.js";
+import { diversity } from "./diversity.js";
 
 /** @type {Record<string, (box: HTMLElement, d: any, ctx: any) => any>} */
 export const FIGURES = {
@@ -28,4 +29,5 @@ export const FIGURES = {
   "beam-tree": beamTree,
   "gallery": gallery,
   "kv-size": kvSize,
+  "diversity": diversity,
 };

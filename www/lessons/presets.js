@@ -151,6 +151,14 @@ export const PRESETS = [
     numbers: (d) => d.rows.map((r) => [`gallery:${r.name}`, `${r.name}${r.name.startsWith("greedy") ? "" : ` (seed ${r.seed})`}`, r.text, null]),
   },
   {
+    id: "diversity", title: "Diversity against temperature",
+    caption: ["The number of different 8-token completions from 40 seeds: one at τ = 0 (greedy ignores the seed), more as τ rises.",
+      "Measured here on bard (the default model); press the button to measure the real model, SmolLM2, too."],
+    query: "model=bard&panels=output,controls", figure: "diversity",
+    numbers: (d) => Object.entries(d.results ?? {}).flatMap(([model, pts]) =>
+      pts.map((p) => [`${model}@${p.tau}`, `${model}, τ = ${p.tau}: distinct of ${d.seeds}`, p.distinct, null])),
+  },
+  {
     id: "kv-cache", title: "What the KV cache saves",
     caption: ["Twelve steps without a cache rebuild the whole triangle of scores each time: 364 scores; with it, one row per step: 78.",
       "An 8-token prompt plus 24 generated tokens: 31 K/V projections instead of 468, a 15.1× reduction."],

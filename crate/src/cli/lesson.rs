@@ -1,7 +1,8 @@
 //! `nexttoken lesson <name>`: the numbers (and figure data) of one of the
 //! page's course presets as JSON, computed by the same code the page runs
 //! (`crate::course`); `nexttoken lesson --list` names them all, and
-//! `nexttoken lesson kv-size --layers ...` is the cache-size calculator.
+//! `nexttoken lesson kv-size --layers ...` is the cache-size calculator and
+//! `nexttoken lesson diversity --model M` measures diversity on a model.
 
 use std::io::Write;
 
@@ -17,6 +18,12 @@ pub struct LessonArgs {
     /// List every preset's name.
     #[arg(long)]
     pub list: bool,
+    /// diversity: the model (a folder, a GGUF file or builtin:NAME).
+    #[arg(long, default_value = "www/models/bard")]
+    pub model: String,
+    /// diversity: the prompt.
+    #[arg(long, default_value = "ROMEO:\n")]
+    pub prompt: String,
     /// kv-size: layers.
     #[arg(long, default_value_t = KvShape::LESSON.layers)]
     pub layers: usize,
@@ -44,7 +51,10 @@ pub fn run(args: LessonArgs) -> Result<()> {
         let Some(name) = args.name.as_deref() else {
             return Err(Error::new(format!("name a lesson: one of {}", course::NAMES.join(", "))));
         };
-        let value = if name == "kv-size" {
+        let value = if name == "diversity" {
+            let prompt = args.prompt.replace("\\n", "\n");
+            course::diversity::curve(&mut super::model_arg::open_session(&args.model, "flex")?, &prompt)?
+        } else if name == "kv-size" {
             let shape = KvShape {
                 layers: args.layers,
                 heads: args.heads,

@@ -8,11 +8,13 @@
 //! rule, the sweep, the entropy curves), `tie` (the bigram's tie at b and the
 //! repetition penalty), `markov` (eigenvalues, stationary distribution,
 //! entropy rate), `bigram` (greedy cycle, gallery, beam search, retraining:
-//! the engine's sessions on the built-in model), `kv` (cache counts, the
+//! the engine's sessions on the built-in model), `diversity` (distinct
+//! completions from 40 seeds against τ, on any model), `kv` (cache counts, the
 //! demo's FLOPs, the FLOP curve, the cache-size calculator).
 
 pub mod bigram;
 pub mod distributions;
+pub mod diversity;
 pub mod kv;
 pub mod markov;
 pub mod tie;
@@ -30,7 +32,7 @@ pub const LOGITS10: [f64; 10] = [3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, 
 pub const LOGITS_B: [f64; 3] = [8.391505, -8.841305, 8.391505];
 
 /// Every preset's name, in the order the lesson meets them.
-pub const NAMES: [&str; 17] = [
+pub const NAMES: [&str; 18] = [
     "temperature-10class",
     "top-k-3",
     "top-p-0.9",
@@ -48,6 +50,7 @@ pub const NAMES: [&str; 17] = [
     "kv-size",
     "beam-b2",
     "bigram-retrain",
+    "diversity",
 ];
 
 /// The numbers (and figure data) of one preset.
@@ -70,6 +73,11 @@ pub fn lesson(name: &str) -> Result<Value> {
         "kv-size" => kv::size(&kv::KvShape::LESSON).to_json(),
         "beam-b2" => bigram::beam_b2()?,
         "bigram-retrain" => bigram::retrain(crate::train::bigram::LESSON_STEPS, crate::train::bigram::LESSON_SEED)?,
+        // The measurement needs a model: here its parameters (the CLI's
+        // `lesson diversity --model M` and the page run it).
+        "diversity" => serde_json::json!({
+            "taus": diversity::TAUS, "seeds": diversity::SEEDS, "length": diversity::LENGTH,
+        }),
         other => bail!("unknown lesson '{other}': choose one of {}", NAMES.join(", ")),
     })
 }

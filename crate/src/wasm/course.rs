@@ -3,7 +3,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{err, to_js};
+use super::{err, to_js, Playground};
 use crate::course::{self, kv::KvShape};
 
 /// Every preset's name.
@@ -37,4 +37,12 @@ pub fn course_kv_size(
 #[wasm_bindgen]
 pub fn course_retrain(steps: usize, seed: u64) -> Result<JsValue, JsValue> {
     to_js(&course::bigram::retrain(steps, seed).map_err(err)?)
+}
+
+/// Diversity (course text 000): the tokens the model in `pg` generates after
+/// `prompt` at temperature `tau` with this seed; the page counts the distinct
+/// ones over seeds 1…40, yielding between seeds. `pg`'s session is restarted.
+#[wasm_bindgen]
+pub fn course_completion(pg: &mut Playground, prompt: &str, tau: f64, seed: u64, len: usize) -> Result<Vec<u32>, JsValue> {
+    course::diversity::completion(&mut pg.session, prompt, tau, seed, len).map_err(err)
 }

@@ -67,20 +67,39 @@ fn json_lists_every_stage_from_raw_to_final_in_hf_order() {
     let v = run_dist_json(&["--logits", COURSE_LOGITS, "--top-k", "3"]);
     assert_eq!(
         names_of(&v["stages"]),
+        // transformers' _get_logits_processor order (processors, then warpers).
         [
             "raw",
+            "sequence_bias",
             "penalties",
+            "no_repeat_ngram",
             "bias_bans",
             "temperature",
             "top_k",
             "top_p",
             "min_p",
+            "typical_p",
+            "epsilon_cutoff",
+            "eta_cutoff",
             "final"
         ]
     );
     assert_eq!(
         names_of(&v["rules_alone"]),
-        ["greedy", "temperature", "top_k", "top_p", "min_p"]
+        [
+            "greedy",
+            "temperature",
+            "top_k",
+            "top_p",
+            "min_p",
+            "typical_p",
+            "typical_p_llama",
+            "epsilon_cutoff",
+            "eta_cutoff",
+            "top_n_sigma",
+            "xtc",
+            "mirostat"
+        ]
     );
     let last = find_stage(&v["stages"], "final");
     let mut keys: Vec<&str> = last
@@ -124,14 +143,21 @@ fn llama_order_puts_temperature_last() {
     ]);
     assert_eq!(
         names_of(&v["stages"]),
+        // llama.cpp's default chain: penalties, DRY, top-n-sigma, top-k,
+        // typical, top-p, min-p, XTC, temperature (mirostat after it).
         [
             "raw",
             "penalties",
             "bias_bans",
+            "dry",
+            "top_n_sigma",
             "top_k",
+            "typical_p_llama",
             "top_p",
             "min_p",
+            "xtc",
             "temperature",
+            "mirostat",
             "final"
         ]
     );
@@ -273,4 +299,46 @@ fn bad_arguments_exit_nonzero_with_a_message_and_no_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
     }
+}
+
+#[test]
+fn a_user_chain_runs_its_stages_in_its_order() {
+    // Temperature 0.5 after top-k 2: the two kept, then sharpened.
+    let v = run_dist_json(&["--logits", "2,1,0", "--chain", "top_k,temperature", "--top-k", "2", "--temperature", "0.5"]);
+    assert_eq!(names_of(&v["stages"]), ["raw", "top_k", "temperature", "final"]);
+    // softmax((2, 1) / 0.5) = (e^4, e^2) / (e^4 + e^2).
+    let e = (4f64.exp(), 2f64.exp());
+    assert_six_decimals(&probs_of(find_stage(&v["stages"], "final")), &[e.0 / (e.0 + e.1), e.1 / (e.0 + e.1), 0.0]);
+    let v = run_dist_json(&["--logits", "2,1,0", "--chain", "openai"]);
+    assert_eq!(names_of(&v["stages"]), ["raw", "penalties", "bias_bans", "temperature", "top_p", "final"]);
+}
+
+#[test]
+fn a_sampler_outside_the_chain_and_an_unknown_stage_are_refused() {
+    let out = run_nexttoken(&["dist", "--logits", "2,1,0", "--chain", "openai", "--top-k", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("top_k") && stderr.contains("openai"), "{stderr}");
+    let out = run_nexttoken(&["dist", "--logits", "2,1,0", "--chain", "top_k,nucleus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'nucleus' is not a stage"));
+}
+
+#[test]
+fn the_new_samplers_flags_reach_their_stages() {
+    // Epsilon 0.2 on softmax(2, 1, 0) = (0.665, 0.245, 0.090): token 2 goes.
+    let v = run_dist_json(&["--logits", "2,1,0", "--epsilon-cutoff", "0.2"]);
+    assert_eq!(find_stage(&v["stages"], "epsilon_cutoff")["kept_count"], 2);
+    // min_tokens_to_keep 3 keeps all three.
+    let v = run_dist_json(&["--logits", "2,1,0", "--epsilon-cutoff", "0.2", "--min-tokens-to-keep", "3"]);
+    assert_eq!(find_stage(&v["stages"], "epsilon_cutoff")["kept_count"], 3);
+    // Top-n-sigma 1 on (2, 1, 0): std 0.816, keeps z >= 1.18: one token.
+    let v = run_dist_json(&["--logits", "2,1,0", "--order", "llama", "--top-nsigma", "1"]);
+    assert_eq!(find_stage(&v["stages"], "top_n_sigma")["kept_count"], 1);
+    // No-repeat-ngram 2 after "0 1 0": token 1 would repeat "0 1".
+    let v = run_dist_json(&["--logits", "2,1,0", "--recent", "0,1,0", "--no-repeat-ngram-size", "2"]);
+    assert_eq!(find_stage(&v["stages"], "no_repeat_ngram")["kept"], serde_json::json!([true, false, true]));
+    // Mirostat v2 with tau 0.5: mu = 1 bit keeps p >= 0.5: token 0 only.
+    let v = run_dist_json(&["--logits", "2,1,0", "--order", "llama", "--mirostat", "2", "--mirostat-ent", "0.5", "--mirostat-lr", "0.1"]);
+    assert_eq!(find_stage(&v["stages"], "mirostat")["kept_count"], 1);
 }

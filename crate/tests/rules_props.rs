@@ -100,6 +100,7 @@ fn any_settings(n: usize) -> impl Strategy<Value = RuleSettings> {
                     } else {
                         Order::HuggingFace
                     },
+                    ..Default::default()
                 }
             },
         )
@@ -258,6 +259,7 @@ proptest! {
         let narrowing: &[&str] = match s.order {
             Order::HuggingFace => &["temperature", "top_k", "top_p", "min_p", "final"],
             Order::LlamaCpp => &["bias_bans", "top_k", "top_p", "min_p", "temperature", "final"],
+            Order::OpenAi => &["temperature", "top_p", "final"],
         };
         for pair in narrowing.windows(2) {
             let (outer, inner) = (stage(&stages, pair[0]), stage(&stages, pair[1]));
@@ -303,7 +305,7 @@ proptest! {
     fn pipeline_top_k_is_the_rule_on_the_stage_before((z, history, s) in any_case()) {
         prop_assume!(!everything_banned(&z, &s));
         let stages = run_pipeline(&z, &history, &s).unwrap();
-        let before = match s.order { Order::HuggingFace => "temperature", Order::LlamaCpp => "bias_bans" };
+        let before = match s.order { Order::HuggingFace | Order::OpenAi => "temperature", Order::LlamaCpp => "top_n_sigma" };
         let want = top_k_mask(&stage(&stages, before).probs, s.top_k);
         prop_assert_eq!(stage(&stages, "top_k").kept.as_slice(), want.as_slice());
     }

@@ -179,6 +179,11 @@ test("the Lessons menu lists every preset as a permalink", async () => {
 });
 
 test("every preset opens in its state and shows the lesson's numbers", async () => {
+  // The page's Content-Security-Policy holds on every preset (no inline style or script, no other origin).
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
   for (const [id, want] of Object.entries(EXPECTED)) {
     await openLesson(id);
     const visible = await page.$$eval("section.panel", (els) => els.filter((e) => !e.hidden).map((e) => e.id.replace(/^p-/, "")));
@@ -198,6 +203,7 @@ test("every preset opens in its state and shows the lesson's numbers", async () 
       const keys = Object.keys(shown).filter((k) => k.startsWith("bits:")).map((k) => k.slice(5));
       assert.deepEqual(keys, want.order, "the six entropies in the lesson's ordering");
     }
+    assert.deepEqual(await page.evaluate(() => window.__csp), [], `${id}: no CSP violation`);
     // The link the page writes keeps the lesson.
     assert.match(page.url(), new RegExp(`[?&]lesson=${id.replace(".", "\\.")}(&|$)`));
   }

@@ -95,7 +95,7 @@ export function diversity(box, d, ctx) {
     delete box.dataset.busy;
   };
   for (const m of MODELS.filter((x) => !x.auto)) {
-    const b = makeEl("button", { type: "button", "data-action": `diversity-${m.name}` }, `Measure on ${m.name} (a real model: about a minute)`);
+    const b = makeEl("button", { type: "button", "data-action": `diversity-${m.name}` }, `Measure on ${m.name} (the real model: 98 MB, one to two minutes)`);
     b.addEventListener("click", () => { if (!box.dataset.busy) measure(m); });
     buttons.append(b);
   }

@@ -29,7 +29,9 @@ export function lessonEngine() {
 export function formatLessonNumber(v, decimals) {
   if (typeof v === "string") return v;
   if (decimals === null) return Number.isInteger(v) ? v.toLocaleString("en-US") : String(v);
-  if (decimals < 0) return v === 0 ? "0" : v.toExponential(2);
+  // An exact zero reads as the lesson prints it ("H greedy : 0").
+  if (v === 0) return "0";
+  if (decimals < 0) return v.toExponential(2);
   return v.toFixed(decimals);
 }
 

@@ -15,6 +15,29 @@ export default {
     "logit_bias": [],
     "banned": [],
     "order": "hf",
+    "chain": [],
+    "min_keep": 1,
+    "typical_p": 1.0,
+    "epsilon_cutoff": 0.0,
+    "eta_cutoff": 0.0,
+    "top_n_sigma": 0.0,
+    "xtc_threshold": 0.1,
+    "xtc_probability": 0.0,
+    "dry_multiplier": 0.0,
+    "dry_base": 1.75,
+    "dry_allowed_length": 2,
+    "dry_penalty_last_n": -1,
+    "dry_sequence_breakers": [
+      "\n",
+      ":",
+      "\"",
+      "*"
+    ],
+    "mirostat": 0,
+    "mirostat_tau": 5.0,
+    "mirostat_eta": 0.1,
+    "no_repeat_ngram_size": 0,
+    "sequence_bias": [],
     "seed": 42,
     "max_new": 64,
     "stop": [],
@@ -31,6 +54,7 @@ export default {
       "min": 0.0,
       "max": 100.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": 0.0001,
       "integer": false
     },
@@ -39,6 +63,7 @@ export default {
       "min": 0.0,
       "max": 1000000.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": true
     },
@@ -47,6 +72,7 @@ export default {
       "min": 0.0,
       "max": 1.0,
       "min_excluded": true,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": false
     },
@@ -55,6 +81,7 @@ export default {
       "min": 0.0,
       "max": 1.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": false
     },
@@ -63,6 +90,7 @@ export default {
       "min": 1.0,
       "max": 100.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": false
     },
@@ -71,6 +99,7 @@ export default {
       "min": 0.0,
       "max": 100000.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": true
     },
@@ -79,6 +108,7 @@ export default {
       "min": -2.0,
       "max": 2.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": false
     },
@@ -87,6 +117,7 @@ export default {
       "min": -2.0,
       "max": 2.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": false
     },
@@ -95,6 +126,151 @@ export default {
       "min": -100.0,
       "max": 100.0,
       "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "min_keep",
+      "min": 0.0,
+      "max": 1000000.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true
+    },
+    {
+      "key": "typical_p",
+      "min": 0.0,
+      "max": 1.0,
+      "min_excluded": true,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "epsilon_cutoff",
+      "min": 0.0,
+      "max": 1.0,
+      "min_excluded": false,
+      "max_excluded": true,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "eta_cutoff",
+      "min": 0.0,
+      "max": 1.0,
+      "min_excluded": false,
+      "max_excluded": true,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "top_n_sigma",
+      "min": 0.0,
+      "max": 100.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "xtc_threshold",
+      "min": 0.0,
+      "max": 1.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "xtc_probability",
+      "min": 0.0,
+      "max": 1.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "dry_multiplier",
+      "min": 0.0,
+      "max": 100.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "dry_base",
+      "min": 1.0,
+      "max": 100.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "dry_allowed_length",
+      "min": 0.0,
+      "max": 1000.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true
+    },
+    {
+      "key": "dry_penalty_last_n",
+      "min": -1.0,
+      "max": 100000.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true
+    },
+    {
+      "key": "mirostat",
+      "min": 0.0,
+      "max": 2.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true
+    },
+    {
+      "key": "mirostat_tau",
+      "min": 0.0,
+      "max": 100.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "mirostat_eta",
+      "min": 0.0,
+      "max": 10.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false
+    },
+    {
+      "key": "no_repeat_ngram_size",
+      "min": 0.0,
+      "max": 1000.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true
+    },
+    {
+      "key": "sequence_bias",
+      "min": -100.0,
+      "max": 100.0,
+      "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": false
     },
@@ -103,6 +279,7 @@ export default {
       "min": 0.0,
       "max": 9007199254740991.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": true
     },
@@ -111,6 +288,7 @@ export default {
       "min": 1.0,
       "max": 4096.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": true
     },
@@ -119,6 +297,7 @@ export default {
       "min": 1.0,
       "max": 16.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": true
     },
@@ -127,6 +306,7 @@ export default {
       "min": 0.0,
       "max": 2.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": false
     },
@@ -135,6 +315,7 @@ export default {
       "min": 1.0,
       "max": 100.0,
       "min_excluded": false,
+      "max_excluded": false,
       "smallest_positive": null,
       "integer": true
     }
@@ -144,7 +325,8 @@ export default {
       "key": "order",
       "options": [
         "hf",
-        "llama"
+        "llama",
+        "openai"
       ]
     },
     {
@@ -159,6 +341,203 @@ export default {
       "options": [
         "error",
         "sliding"
+      ]
+    }
+  ],
+  "stages": [
+    {
+      "name": "sequence_bias",
+      "what": "adds a bias to the token that would complete a listed token sequence (a one-token sequence always)",
+      "engines": "Hugging Face (sequence_bias, SequenceBiasLogitsProcessor)",
+      "settings": [
+        "sequence_bias"
+      ]
+    },
+    {
+      "name": "penalties",
+      "what": "repetition penalty (divide positive, multiply negative logits of recent tokens), then presence and frequency penalties, over the last penalty_window tokens",
+      "engines": "llama.cpp penalties (repeat_penalty over penalty_last_n = penalty_window, default 64); Hugging Face repetition_penalty looks at the whole input: penalty_window = 0; OpenAI presence/frequency",
+      "settings": [
+        "repetition_penalty",
+        "penalty_window",
+        "penalty_mode",
+        "presence_penalty",
+        "frequency_penalty"
+      ]
+    },
+    {
+      "name": "no_repeat_ngram",
+      "what": "bans every token that would repeat an n-gram already in the history",
+      "engines": "Hugging Face (no_repeat_ngram_size)",
+      "settings": [
+        "no_repeat_ngram_size"
+      ]
+    },
+    {
+      "name": "bias_bans",
+      "what": "adds each logit bias, then gives banned tokens probability 0",
+      "engines": "OpenAI logit_bias; llama.cpp logit_bias (applied first in its chain); Hugging Face suppress_tokens (= banned)",
+      "settings": [
+        "logit_bias",
+        "banned"
+      ]
+    },
+    {
+      "name": "dry",
+      "what": "\"don't repeat yourself\": subtracts multiplier * base^(n - allowed_length) from a token that would extend a repeat of n >= allowed_length tokens; sequence breakers end the repeat",
+      "engines": "llama.cpp (dry_*; penalty_last_n -1 = the whole history); single-token breakers only (a breaker string that spans tokens is not matched)",
+      "settings": [
+        "dry_multiplier",
+        "dry_base",
+        "dry_allowed_length",
+        "dry_penalty_last_n",
+        "dry_sequence_breakers"
+      ]
+    },
+    {
+      "name": "temperature",
+      "what": "divides the logits by tau (0 = greedy)",
+      "engines": "every engine; Hugging Face applies it first, llama.cpp last",
+      "settings": [
+        "temperature"
+      ]
+    },
+    {
+      "name": "top_k",
+      "what": "keeps the k most likely tokens (at least min_keep), ties by lower id",
+      "engines": "every engine (Hugging Face keeps all tokens tied with the k-th)",
+      "settings": [
+        "top_k",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "top_p",
+      "what": "keeps the smallest top set whose mass reaches p (at least min_keep)",
+      "engines": "every engine",
+      "settings": [
+        "top_p",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "min_p",
+      "what": "keeps tokens at least min_p times as likely as the top one (at least min_keep)",
+      "engines": "llama.cpp, Hugging Face",
+      "settings": [
+        "min_p",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "typical_p",
+      "what": "locally typical sampling: keeps the tokens whose surprise is closest to the entropy until their mass reaches typical_p; every token tied with the last one is kept",
+      "engines": "Hugging Face (typical_p, TypicalLogitsWarper: cumulative mass >= p, ties at the cut kept)",
+      "settings": [
+        "typical_p",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "typical_p_llama",
+      "what": "locally typical sampling as llama.cpp does it: the same ordering, stops once the mass exceeds typical_p, exactly that many tokens (ties by lower id)",
+      "engines": "llama.cpp (typical_p: cumulative mass > p, ties cut by sort order)",
+      "settings": [
+        "typical_p",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "epsilon_cutoff",
+      "what": "drops tokens with probability below epsilon (at least min_keep stay)",
+      "engines": "Hugging Face (epsilon_cutoff)",
+      "settings": [
+        "epsilon_cutoff",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "eta_cutoff",
+      "what": "drops tokens below min(eta, sqrt(eta) * exp(-entropy)) (at least min_keep stay)",
+      "engines": "Hugging Face (eta_cutoff)",
+      "settings": [
+        "eta_cutoff",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "top_n_sigma",
+      "what": "keeps tokens whose logit is within n standard deviations of the largest logit",
+      "engines": "llama.cpp (top_n_sigma; <= 0 = off there, 0 = off here)",
+      "settings": [
+        "top_n_sigma",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "xtc",
+      "what": "exclude top choices: with probability xtc_probability (a coin from the seeded RNG) removes every token above xtc_threshold except the least likely of them",
+      "engines": "llama.cpp (xtc_probability, xtc_threshold; a threshold above 0.5 does nothing)",
+      "settings": [
+        "xtc_probability",
+        "xtc_threshold",
+        "min_keep"
+      ]
+    },
+    {
+      "name": "mirostat",
+      "what": "targets a surprise of tau bits: v2 keeps tokens with surprise <= mu, v1 a top-k estimated from a Zipf fit; mu moves by eta * (tau - observed surprise) after each token",
+      "engines": "llama.cpp (mirostat 1/2, mirostat_ent = tau, mirostat_lr = eta; llama.cpp then skips the other truncations)",
+      "settings": [
+        "mirostat",
+        "mirostat_tau",
+        "mirostat_eta"
+      ]
+    }
+  ],
+  "chain_presets": [
+    {
+      "name": "hf",
+      "label": "Hugging Face generate default",
+      "stages": [
+        "sequence_bias",
+        "penalties",
+        "no_repeat_ngram",
+        "bias_bans",
+        "temperature",
+        "top_k",
+        "top_p",
+        "min_p",
+        "typical_p",
+        "epsilon_cutoff",
+        "eta_cutoff"
+      ]
+    },
+    {
+      "name": "llama",
+      "label": "llama.cpp default chain",
+      "stages": [
+        "penalties",
+        "bias_bans",
+        "dry",
+        "top_n_sigma",
+        "top_k",
+        "typical_p_llama",
+        "top_p",
+        "min_p",
+        "xtc",
+        "temperature",
+        "mirostat"
+      ]
+    },
+    {
+      "name": "openai",
+      "label": "OpenAI-style API",
+      "stages": [
+        "penalties",
+        "bias_bans",
+        "temperature",
+        "top_p"
       ]
     }
   ],

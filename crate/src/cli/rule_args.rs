@@ -7,7 +7,7 @@ use clap::Args;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
-use crate::rules::{PenaltyMode, RuleSettings};
+use crate::rules::{Order, PenaltyMode, RuleSettings, StageKind};
 use crate::settings::SettingsTable;
 
 /// The engine's defaults, which every flag below starts from.
@@ -71,9 +71,65 @@ pub struct RuleArgs {
     /// Comma-separated ids that get probability 0.
     #[arg(long, allow_hyphen_values = true)]
     pub ban: Option<String>,
-    /// `hf` (temperature first) or `llama` (temperature last).
+    /// `hf` (temperature first), `llama` (temperature last) or `openai`: the chain preset.
     #[arg(long, default_value_t = name_of(defaults().order))]
     pub order: String,
+    /// The chain: a preset (`hf`, `llama`, `openai`) or stage names in order, e.g.
+    /// `penalties,top_k,temperature` (overrides --order).
+    #[arg(long)]
+    pub chain: Option<String>,
+    #[arg(long = "min-tokens-to-keep", default_value_t = defaults().min_keep,
+          help = help("Every truncation keeps at least this many tokens", "min_keep"))]
+    pub min_keep: usize,
+    #[arg(long, default_value_t = defaults().typical_p,
+          help = help("Locally typical sampling's mass (1 = off)", "typical_p"))]
+    pub typical_p: f64,
+    #[arg(long, default_value_t = defaults().epsilon_cutoff,
+          help = help("Drop tokens below this probability (0 = off)", "epsilon_cutoff"))]
+    pub epsilon_cutoff: f64,
+    #[arg(long, default_value_t = defaults().eta_cutoff,
+          help = help("Eta sampling: drop below min(eta, sqrt(eta) exp(-H)) (0 = off)", "eta_cutoff"))]
+    pub eta_cutoff: f64,
+    #[arg(long = "top-nsigma", default_value_t = defaults().top_n_sigma,
+          help = help("Keep logits within n standard deviations of the top one (0 = off)", "top_n_sigma"))]
+    pub top_n_sigma: f64,
+    #[arg(long, default_value_t = defaults().xtc_threshold,
+          help = help("XTC: the top choices are the tokens at least this likely", "xtc_threshold"))]
+    pub xtc_threshold: f64,
+    #[arg(long, default_value_t = defaults().xtc_probability,
+          help = help("XTC: the chance it removes the top choices at a step (0 = off)", "xtc_probability"))]
+    pub xtc_probability: f64,
+    #[arg(long, default_value_t = defaults().dry_multiplier,
+          help = help("DRY's strength (0 = off)", "dry_multiplier"))]
+    pub dry_multiplier: f64,
+    #[arg(long, default_value_t = defaults().dry_base, help = help("DRY's base", "dry_base"))]
+    pub dry_base: f64,
+    #[arg(long, default_value_t = defaults().dry_allowed_length,
+          help = help("The longest repeat DRY leaves alone", "dry_allowed_length"))]
+    pub dry_allowed_length: usize,
+    #[arg(long, default_value_t = defaults().dry_penalty_last_n, allow_negative_numbers = true,
+          help = help("How many latest tokens DRY looks at (-1 = all, 0 = off)", "dry_penalty_last_n"))]
+    pub dry_penalty_last_n: i64,
+    /// A DRY sequence breaker (repeatable; the first one replaces the
+    /// default list `\n`, `:`, `"`, `*`). Escapes: `\n`, `\t`, `\\`.
+    #[arg(long = "dry-sequence-breaker", allow_hyphen_values = true)]
+    pub dry_sequence_breakers: Vec<String>,
+    #[arg(long, default_value_t = defaults().mirostat,
+          help = help("Mirostat version (0 = off)", "mirostat"))]
+    pub mirostat: u8,
+    #[arg(long = "mirostat-lr", default_value_t = defaults().mirostat_eta,
+          help = help("Mirostat's learning rate eta", "mirostat_eta"))]
+    pub mirostat_eta: f64,
+    #[arg(long = "mirostat-ent", default_value_t = defaults().mirostat_tau,
+          help = help("Mirostat's target surprise tau in bits", "mirostat_tau"))]
+    pub mirostat_tau: f64,
+    #[arg(long, default_value_t = defaults().no_repeat_ngram_size,
+          help = help("Ban tokens that would repeat an n-gram of this size (0 = off)", "no_repeat_ngram_size"))]
+    pub no_repeat_ngram_size: usize,
+    /// Hugging Face's sequence bias: `IDS:BIAS` items split by commas, the ids
+    /// of a sequence by spaces, e.g. `5 6:-2,7:1.5`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub sequence_bias: Option<String>,
 }
 
 impl RuleArgs {
@@ -97,9 +153,96 @@ impl RuleArgs {
                 Some(list) => parse_ids("--ban", list)?,
                 None => Vec::new(),
             },
-            order: choice("--order", "order", &self.order)?,
+            order: match self.chain.as_deref().and_then(preset_name) {
+                Some(preset) => preset,
+                None => choice("--order", "order", &self.order)?,
+            },
+            chain: match &self.chain {
+                Some(list) if preset_name(list).is_none() => parse_chain(list)?,
+                _ => Vec::new(),
+            },
+            min_keep: self.min_keep,
+            typical_p: self.typical_p,
+            epsilon_cutoff: self.epsilon_cutoff,
+            eta_cutoff: self.eta_cutoff,
+            top_n_sigma: self.top_n_sigma,
+            xtc_threshold: self.xtc_threshold,
+            xtc_probability: self.xtc_probability,
+            dry_multiplier: self.dry_multiplier,
+            dry_base: self.dry_base,
+            dry_allowed_length: self.dry_allowed_length,
+            dry_penalty_last_n: self.dry_penalty_last_n,
+            dry_sequence_breakers: if self.dry_sequence_breakers.is_empty() {
+                defaults().dry_sequence_breakers
+            } else {
+                self.dry_sequence_breakers.iter().map(|b| unescape(b)).collect()
+            },
+            mirostat: self.mirostat,
+            mirostat_tau: self.mirostat_tau,
+            mirostat_eta: self.mirostat_eta,
+            no_repeat_ngram_size: self.no_repeat_ngram_size,
+            sequence_bias: match &self.sequence_bias {
+                Some(list) => parse_sequence_bias(list)?,
+                None => Vec::new(),
+            },
         })
     }
+}
+
+/// The preset a `--chain` value names, if it is one.
+fn preset_name(list: &str) -> Option<Order> {
+    Order::ALL.into_iter().find(|o| o.name() == list.trim())
+}
+
+/// `--chain a,b,c`: stage names in order.
+fn parse_chain(list: &str) -> Result<Vec<StageKind>> {
+    split_items("--chain", list)?
+        .into_iter()
+        .map(|name| {
+            StageKind::from_name(name).ok_or_else(|| {
+                let names: Vec<&str> = StageKind::ALL.iter().map(|k| k.name()).collect();
+                let presets: Vec<&str> = Order::ALL.iter().map(|o| o.name()).collect();
+                Error::new(format!(
+                    "--chain: '{name}' is not a stage: use a preset ({}) or stage names from {}",
+                    presets.join(", "),
+                    names.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+/// `\n`, `\t` and `\\` in a breaker typed on a command line.
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match (c, chars.clone().next()) {
+            ('\\', Some('n')) => out.push('\n'),
+            ('\\', Some('t')) => out.push('\t'),
+            ('\\', Some('\\')) => out.push('\\'),
+            _ => {
+                out.push(c);
+                continue;
+            }
+        }
+        chars.next();
+    }
+    out
+}
+
+/// `--sequence-bias 5 6:-2,7:1.5`.
+fn parse_sequence_bias(list: &str) -> Result<Vec<(Vec<u32>, f64)>> {
+    split_items("--sequence-bias", list)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let bad = || Error::new(format!("--sequence-bias: item {} '{item}' is not IDS:BIAS (e.g. 5 6:-2)", i + 1));
+            let (ids, b) = item.rsplit_once(':').ok_or_else(bad)?;
+            let ids: Vec<u32> = ids.split_whitespace().map(|t| t.parse().map_err(|_| bad())).collect::<Result<_>>()?;
+            Ok((ids, b.trim().parse().map_err(|_| bad())?))
+        })
+        .collect()
 }
 
 /// Splits a comma-separated list, refusing empty items with their position.

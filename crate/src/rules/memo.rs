@@ -11,9 +11,11 @@
 
 use std::cell::RefCell;
 
+use super::chain::StageKind;
 use super::prefix::Prefix;
 use super::settings::{PenaltyMode, RuleSettings};
 use super::stage::Stage;
+use super::state::StepInputs;
 use crate::error::Result;
 
 /// Memoised stages of one position (one `RawDistribution`): an argument of
@@ -37,6 +39,8 @@ struct Inner {
     top_k: Option<(usize, Stage)>,
     top_p: Option<(u64, Stage)>,
     min_p: Option<(u64, Stage)>,
+    /// The other rules alone, by name, with the settings' bits they were made for.
+    alone: Vec<(&'static str, Vec<u64>, Stage)>,
     prefix: Option<(PrefixKey, Prefix)>,
 }
 
@@ -51,10 +55,15 @@ struct PrefixKey {
     frequency: u64,
     bias: Vec<(u32, u64)>,
     banned: Vec<u32>,
+    kinds: Vec<StageKind>,
+    sequence_bias: Vec<(Vec<u32>, u64)>,
+    ngram: usize,
+    dry: [u64; 4],
+    dry_breakers: Vec<u32>,
 }
 
 impl PrefixKey {
-    fn new(history: &[u32], s: &RuleSettings) -> Self {
+    fn new(history: &[u32], s: &RuleSettings, kinds: &[StageKind], inputs: &StepInputs) -> Self {
         Self {
             history: history.to_vec(),
             window: s.penalty_window,
@@ -64,15 +73,27 @@ impl PrefixKey {
             frequency: s.frequency_penalty.to_bits(),
             bias: s.logit_bias.iter().map(|&(id, b)| (id, b.to_bits())).collect(),
             banned: s.banned.clone(),
+            kinds: kinds.to_vec(),
+            sequence_bias: s.sequence_bias.iter().map(|(ids, b)| (ids.clone(), b.to_bits())).collect(),
+            ngram: s.no_repeat_ngram_size,
+            dry: [s.dry_multiplier.to_bits(), s.dry_base.to_bits(), s.dry_allowed_length as u64, s.dry_penalty_last_n as u64],
+            dry_breakers: inputs.dry_breakers.clone(),
         }
     }
 }
 
 impl StageMemo {
-    /// The penalties and bias-and-bans stages for `history` and `s`.
-    pub(crate) fn prefix(&self, history: &[u32], s: &RuleSettings, make: impl FnOnce() -> Result<Prefix>) -> Result<Prefix> {
+    /// The chain's leading modifiers `kinds` for `history` and `s`.
+    pub(crate) fn prefix(
+        &self,
+        history: &[u32],
+        s: &RuleSettings,
+        kinds: &[StageKind],
+        inputs: &StepInputs,
+        make: impl FnOnce() -> Result<Prefix>,
+    ) -> Result<Prefix> {
         let mut m = self.inner.borrow_mut();
-        let key = PrefixKey::new(history, s);
+        let key = PrefixKey::new(history, s, kinds, inputs);
         match &m.prefix {
             Some((k, p)) if *k == key => Ok(p.clone()),
             _ => {
@@ -101,6 +122,18 @@ impl StageMemo {
     /// Min-p alone at `m`.
     pub(crate) fn min_p(&self, m: f64, make: impl FnOnce() -> Stage) -> Stage {
         remembered(&mut self.inner.borrow_mut().min_p, m.to_bits(), make)
+    }
+
+    /// Any other rule alone, `key` the bits of everything it depends on.
+    pub(crate) fn alone(&self, name: &'static str, key: Vec<u64>, make: impl FnOnce() -> Stage) -> Stage {
+        let mut m = self.inner.borrow_mut();
+        if let Some((_, _, stage)) = m.alone.iter().find(|(n, k, _)| *n == name && *k == key) {
+            return stage.clone();
+        }
+        let stage = make();
+        m.alone.retain(|(n, _, _)| *n != name);
+        m.alone.push((name, key, stage.clone()));
+        stage
     }
 }
 

@@ -12,42 +12,66 @@
 
 mod alone;
 mod bias;
+mod chain;
 mod curve;
 mod draw;
+mod dry;
+mod epsilon_eta;
 mod exp;
 mod memo;
+mod min_keep;
 mod min_p;
+mod mirostat;
+mod modifiers;
+mod no_repeat_ngram;
 mod penalties;
 mod pipeline;
 mod prefix;
 mod ranking;
 mod raw;
+mod sequence_bias;
 mod settings;
 mod softmax;
 mod stage;
+mod state;
 mod temperature;
 mod top_k;
+mod top_n_sigma;
 mod top_p;
+mod typical;
+mod xtc;
 
 pub use bias::apply_bias_and_bans;
+pub use chain::{ChainPreset, StageInfo, StageKind};
 pub use curve::entropy_nats_at_temperatures;
 pub use draw::sample_inverse_cdf;
 pub use exp::exp;
 pub use memo::StageMemo;
 pub use min_p::min_p_mask;
 pub use penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
-pub use pipeline::{run_pipeline, run_rules, run_rules_alone};
+pub use pipeline::{run_pipeline, run_rules, run_rules_alone, run_rules_with};
 pub use ranking::{rank_of, top_indices};
 pub use raw::RawDistribution;
 pub use settings::{
-    MAX_ABS_BIAS, MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE, MAX_TOP_K,
-    MIN_TEMPERATURE, Order, PenaltyMode, RuleSettings,
+    MAX_ABS_BIAS, MAX_BREAKER_CHARS, MAX_BREAKERS, MAX_DRY_ALLOWED_LENGTH, MAX_DRY_BASE, MAX_DRY_MULTIPLIER,
+    MAX_MIROSTAT_ETA, MAX_MIROSTAT_TAU, MAX_NGRAM, MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY,
+    MAX_SEQUENCE_LEN, MAX_TEMPERATURE, MAX_TOP_K, MAX_TOP_N_SIGMA, MIN_TEMPERATURE, Order, PenaltyMode, RuleSettings,
 };
 pub use softmax::{
     Nearby, Softmax, argmax, entropy_bits, entropy_nats, entropy_nats_at_temperature, entropy_nats_from_logits, softmax,
     softmax_near, softmax_parts,
 };
 pub use stage::{Stage, renormalize_kept};
+pub use state::StepInputs;
 pub use temperature::scale_by_temperature;
 pub use top_k::{top_k_mask, top_k_mask_hinted};
 pub use top_p::top_p_mask;
+pub use dry::Dry;
+pub use epsilon_eta::{epsilon_mask, eta_mask, eta_threshold};
+pub use min_keep::keep_at_least;
+pub use mirostat::{MIROSTAT_M, initial_mu, mirostat_v1_k, mirostat_v1_mask, mirostat_v2_mask, next_mu};
+pub use no_repeat_ngram::banned_by_ngrams;
+pub use sequence_bias::sequence_biases;
+pub use top_n_sigma::top_n_sigma_mask;
+pub use typical::{typical_p_llama_mask, typical_p_mask};
+pub use xtc::xtc_mask;

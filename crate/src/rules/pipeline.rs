@@ -5,34 +5,46 @@
 //! copy, so the page can re-run the rules on the same logits at every slider
 //! move. What a move leaves unchanged comes from the position's `StageMemo`.
 
+use std::sync::Arc;
+
 use super::alone::rules_alone;
+use super::chain::StageKind;
+use super::epsilon_eta::{epsilon_mask, eta_mask};
 use super::memo::StageMemo;
+use super::min_keep::keep_at_least;
 use super::min_p::min_p_mask;
-use super::penalties::select_recent;
+use super::mirostat::{initial_mu, mirostat_v1_mask, mirostat_v2_mask};
 use super::prefix::Prefix;
 use super::raw::RawDistribution;
-use super::settings::{Order, RuleSettings};
+use super::settings::RuleSettings;
 use super::stage::Stage;
+use super::state::StepInputs;
 use super::temperature::{Tempered, scale_by_temperature};
 use super::top_k::top_k_mask_hinted;
+use super::top_n_sigma::top_n_sigma_mask;
 use super::top_p::top_p_mask;
+use super::typical::{typical_p_llama_mask, typical_p_mask};
+use super::xtc::xtc_mask;
 use crate::error::Result;
 
-/// Every rule on one position: the pipeline's stages in `s.order` and each
-/// rule alone (what the panels show). The stages read top to bottom:
+/// Every rule on one position: the pipeline's stages in the chain's order
+/// (`RuleSettings::stages`: the user's `chain`, or the preset `order` names)
+/// and each rule alone (what the panels show). The stages read top to bottom:
 ///
 /// 1. "raw": softmax of the raw logits (measured once, in `raw`);
-/// 2. "penalties" on the last `s.penalty_window` tokens of `history`;
-/// 3. "bias_bans";
-/// 4. Hugging Face order: "temperature", "top_k", "top_p", "min_p";
-///    llama.cpp order: "top_k", "top_p", "min_p", then "temperature" on the
-///    surviving logits;
-/// 5. "final": what the draw uses.
+/// 2. one stage per entry of the chain, named as in `StageKind::name`
+///    (the Hugging Face preset: "sequence_bias", "penalties",
+///    "no_repeat_ngram", "bias_bans", "temperature", "top_k", "top_p",
+///    "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff"; llama.cpp's:
+///    "penalties", "bias_bans", "dry", "top_n_sigma", "top_k",
+///    "typical_p_llama", "top_p", "min_p", "xtc", "temperature", "mirostat");
+/// 3. "final": what the draw uses.
 ///
 /// Rules that are off are still reported (identical to the stage before) so
-/// the page's columns never move. Stages 2-3 and the rules alone at tau = 1
-/// come from `memo` when it holds them for the same settings (a fresh
-/// `StageMemo::default()` computes everything).
+/// the page's columns never move, and cost nothing. The chain's leading
+/// logit modifiers and the rules alone at tau = 1 come from `memo` when it
+/// holds them for the same settings (a fresh `StageMemo::default()`
+/// computes everything). Every truncation keeps at least `min_keep` tokens.
 ///
 /// The settings are validated here, once per call. Errors (never panics): a
 /// setting out of range, a token id outside the vocabulary, or bans that
@@ -43,12 +55,25 @@ pub fn run_rules(
     s: &RuleSettings,
     memo: &StageMemo,
 ) -> Result<(Vec<Stage>, Vec<Stage>)> {
+    run_rules_with(raw, history, s, memo, &StepInputs::default())
+}
+
+/// `run_rules` with a step's XTC coin, mirostat state and DRY breakers.
+pub fn run_rules_with(
+    raw: &RawDistribution,
+    history: &[u32],
+    s: &RuleSettings,
+    memo: &StageMemo,
+    inputs: &StepInputs,
+) -> Result<(Vec<Stage>, Vec<Stage>)> {
     s.validate(raw.logits.len())?;
     check_history(history, raw.logits.len())?;
     let tempered = Tempered::new(raw, s.temperature);
-    let prefix = memo.prefix(history, s, || Prefix::new(raw, history, s))?;
-    let pipeline = pipeline_from(raw, &tempered, history, s, prefix);
-    Ok((pipeline, rules_alone(raw, &tempered, s, memo)))
+    let kinds = s.stages();
+    let lead = kinds.iter().take_while(|k| k.is_logit_modifier()).count();
+    let prefix = memo.prefix(history, s, &kinds[..lead], inputs, || Prefix::new(raw, history, s, &kinds[..lead], inputs))?;
+    let pipeline = pipeline_from(raw, &tempered, history, s, inputs, prefix, &kinds[lead..])?;
+    Ok((pipeline, rules_alone(raw, &tempered, s, inputs, memo)))
 }
 
 /// The pipeline's stages on a logits slice (the CLI's `dist`, the tests).
@@ -57,104 +82,156 @@ pub fn run_pipeline(raw_logits: &[f64], history: &[u32], s: &RuleSettings) -> Re
     Ok(run_rules(&raw, history, s, &StageMemo::default())?.0)
 }
 
-/// Each rule alone on a logits slice: "greedy", "temperature", "top_k",
-/// "top_p", "min_p" (no history: the pipeline's penalties are not among them).
+/// Each rule alone on a logits slice (no history: the pipeline's penalties
+/// are not among them); see `alone`.
 pub fn run_rules_alone(raw_logits: &[f64], s: &RuleSettings) -> Result<Vec<Stage>> {
     let raw = RawDistribution::new(raw_logits.to_vec())?;
     s.validate(raw.logits.len())?;
-    Ok(rules_alone(&raw, &Tempered::new(&raw, s.temperature), s, &StageMemo::default()))
+    Ok(rules_alone(&raw, &Tempered::new(&raw, s.temperature), s, &StepInputs::default(), &StageMemo::default()))
 }
 
-/// Stages 1 to 5, given stages 2 and 3.
+/// Every stage, given the leading modifiers' and the rest of the chain.
 fn pipeline_from(
     raw_dist: &RawDistribution,
     tempered: &Option<Tempered>,
     history: &[u32],
     s: &RuleSettings,
+    inputs: &StepInputs,
     prefix: Prefix,
-) -> Vec<Stage> {
-    let Prefix { penalties, bias_bans, z, log_norm } = prefix;
-    let mut stages = vec![raw_dist.stage.clone(), penalties, bias_bans];
-    // Tokens near the top now: the raw ranking's first k, plus room for every
-    // token a penalty, bias or ban may have moved (temperature keeps the order).
-    let moved = select_recent(history, s.penalty_window).len() + s.logit_bias.len() + s.banned.len();
-    let near_top = &raw_dist.order[..(s.top_k + moved).min(raw_dist.order.len())];
-    let mut walk = Walk { z, log_norm, raw_probs: &raw_dist.probs, tempered, near_top };
-    match s.order {
-        Order::HuggingFace => {
-            stages.push(walk.apply_temperature(&stages[stages.len() - 1], s.temperature));
-            walk.push_truncations(&mut stages, s);
-        }
-        Order::LlamaCpp => {
-            walk.push_truncations(&mut stages, s);
-            stages.push(walk.apply_temperature(&stages[stages.len() - 1], s.temperature));
-        }
+    rest: &[StageKind],
+) -> Result<Vec<Stage>> {
+    let mut stages = vec![raw_dist.stage.clone()];
+    stages.extend(prefix.stages.iter().cloned());
+    let mut walk = Walk { prefix, raw: raw_dist, tempered, history, s, inputs, synced: false };
+    for &kind in rest {
+        let previous = &stages[stages.len() - 1];
+        let stage = walk.apply(kind, previous)?;
+        stages.push(stage);
     }
     let last = stages[stages.len() - 1].renamed("final");
     stages.push(last);
-    stages
+    Ok(stages)
 }
 
-/// The logits as they flow through the sampling rules. A token dropped by a
-/// stage (probability 0, whether truncated or underflowed) gets logit -inf,
-/// so no later stage (temperature last, in llama order) can bring it back.
-/// The latest stage's probabilities are always softmax(z), with
-/// `ln p_i = z_i - log_norm`: what its truncations' entropies are measured from.
+/// The logits as they flow through the chain after its leading modifiers
+/// (`prefix.z`). A token dropped by a stage (probability 0, whether
+/// truncated or underflowed) gets logit -inf, so no later stage (temperature
+/// last, in llama order) can bring it back. The latest stage's probabilities
+/// are always softmax(z), with `ln p_i = z_i - log_norm`: what its
+/// truncations' entropies are measured from.
 struct Walk<'a> {
-    z: Vec<f64>,
-    log_norm: f64,
-    raw_probs: &'a [f64],
+    prefix: Prefix,
+    raw: &'a RawDistribution,
     /// softmax(raw / tau): where the temperature stage starts from while
     /// nothing has been truncated yet (Hugging Face order).
     tempered: &'a Option<Tempered>,
-    /// A hint for top-k (see `top_k_mask_hinted`).
-    near_top: &'a [u32],
+    history: &'a [u32],
+    s: &'a RuleSettings,
+    inputs: &'a StepInputs,
+    /// `z` is -inf wherever the latest stage has probability 0.
+    synced: bool,
 }
 
 impl Walk<'_> {
+    fn apply(&mut self, kind: StageKind, previous: &Stage) -> Result<Stage> {
+        let (s, inputs) = (self.s, self.inputs);
+        let name = kind.name();
+        let min_keep = s.min_keep;
+        let truncate = |mask: Vec<bool>, probs: &[f64]| keep_at_least(mask, probs, min_keep);
+        Ok(match kind {
+            k if k.is_logit_modifier() => {
+                let stage = self.prefix.apply(k, previous, &self.raw.probs, self.history, s, inputs)?;
+                self.synced &= Arc::ptr_eq(&stage.probs, &previous.probs);
+                stage
+            }
+            StageKind::Temperature => self.apply_temperature(previous, s.temperature),
+            StageKind::TopK if s.top_k > 0 => {
+                // Tokens near the top now: the raw ranking's first k, plus room
+                // for every token a modifier moved (any hint gives the exact set).
+                let order = &self.raw.order;
+                let near_top = &order[..(s.top_k.max(min_keep) + self.prefix.moved).min(order.len())];
+                self.truncation(name, previous, |p, _| top_k_mask_hinted(p, s.top_k.max(min_keep), near_top))
+            }
+            StageKind::TopP if s.top_p < 1.0 => self.truncation(name, previous, |p, _| truncate(top_p_mask(p, s.top_p), p)),
+            StageKind::MinP if s.min_p > 0.0 => self.truncation(name, previous, |p, _| truncate(min_p_mask(p, s.min_p), p)),
+            StageKind::TypicalP if s.typical_p < 1.0 => {
+                self.truncation(name, previous, |p, _| typical_p_mask(p, s.typical_p, min_keep))
+            }
+            StageKind::TypicalPLlama if s.typical_p < 1.0 => {
+                self.truncation(name, previous, |p, _| typical_p_llama_mask(p, s.typical_p, min_keep))
+            }
+            StageKind::EpsilonCutoff if s.epsilon_cutoff > 0.0 => {
+                self.truncation(name, previous, |p, _| epsilon_mask(p, s.epsilon_cutoff, min_keep))
+            }
+            StageKind::EtaCutoff if s.eta_cutoff > 0.0 => {
+                self.truncation(name, previous, |p, _| eta_mask(p, s.eta_cutoff, min_keep))
+            }
+            StageKind::TopNSigma if s.top_n_sigma > 0.0 => {
+                self.truncation(name, previous, |p, z| truncate(top_n_sigma_mask(z, s.top_n_sigma), p))
+            }
+            StageKind::Xtc if s.xtc_probability > 0.0 && s.xtc_threshold <= 0.5 => self.truncation(name, previous, |p, _| {
+                xtc_mask(p, s.xtc_threshold, s.xtc_probability, inputs.xtc_coin, min_keep)
+            }),
+            StageKind::Mirostat if s.mirostat != 0 => {
+                let mu = inputs.mirostat_mu.unwrap_or_else(|| initial_mu(s.mirostat_tau));
+                let vocab = self.raw.logits.len();
+                self.truncation(name, previous, |p, _| {
+                    let mask = if s.mirostat == 1 { mirostat_v1_mask(p, mu, vocab) } else { mirostat_v2_mask(p, mu) };
+                    truncate(mask, p)
+                })
+            }
+            _ => {
+                // Off: the stage before, renamed. Its underflowed tokens still
+                // get -inf (once), so a later temperature cannot revive them.
+                if !self.synced {
+                    drop_unkept(&mut self.prefix.z, &previous.kept);
+                    self.synced = true;
+                }
+                previous.renamed(name)
+            }
+        })
+    }
+
     fn apply_temperature(&mut self, previous: &Stage, tau: f64) -> Stage {
         if tau == 1.0 {
             // Exactly the identity: reuse the numbers so HF and llama orders agree bit for bit.
             return previous.renamed("temperature");
         }
-        self.z = scale_by_temperature(&self.z, tau);
+        let p = &mut self.prefix;
+        p.z = scale_by_temperature(&p.z, tau);
+        let raw_probs = &self.raw.probs;
         let (stage, log_norm) = match self.tempered {
-            Some(t) => Stage::from_logits_near("temperature", &self.z, &t.nearby(), self.raw_probs),
-            None => Stage::from_logits_with_norm("temperature", &self.z, self.raw_probs),
+            Some(t) => Stage::from_logits_near("temperature", &p.z, &t.nearby(), raw_probs),
+            None => Stage::from_logits_with_norm("temperature", &p.z, raw_probs),
         };
-        self.log_norm = log_norm;
-        self.drop_unkept(&stage.kept);
+        p.log_norm = log_norm;
+        drop_unkept(&mut p.z, &stage.kept);
+        self.synced = true;
         stage
     }
 
-    fn push_truncations(&mut self, stages: &mut Vec<Stage>, s: &RuleSettings) {
-        let near_top = self.near_top;
-        self.push_truncation(stages, "top_k", |p| top_k_mask_hinted(p, s.top_k, near_top));
-        self.push_truncation(stages, "top_p", |p| top_p_mask(p, s.top_p));
-        self.push_truncation(stages, "min_p", |p| min_p_mask(p, s.min_p));
-    }
-
-    /// Applies one truncation rule to the latest stage's probabilities.
-    fn push_truncation(&mut self, stages: &mut Vec<Stage>, name: &str, mask_of: impl Fn(&[f64]) -> Vec<bool>) {
-        let previous = &stages[stages.len() - 1];
-        let mask = mask_of(&previous.probs);
+    /// Applies one truncation rule to the latest stage's probabilities
+    /// (and logits, for the rules that read them).
+    fn truncation(&mut self, name: &str, previous: &Stage, mask_of: impl Fn(&[f64], &[f64]) -> Vec<bool>) -> Stage {
+        let p = &mut self.prefix;
+        let mask = mask_of(&previous.probs, &p.z);
         let stage = if mask == *previous.kept {
             previous.renamed(name)
         } else {
-            let (stage, log_norm) =
-                Stage::renormalized(name, &previous.probs, &mask, &self.z, self.log_norm, self.raw_probs);
-            self.log_norm = log_norm;
+            let (stage, log_norm) = Stage::renormalized(name, &previous.probs, &mask, &p.z, p.log_norm, &self.raw.probs);
+            p.log_norm = log_norm;
             stage
         };
-        self.drop_unkept(&mask);
-        stages.push(stage);
+        drop_unkept(&mut p.z, &mask);
+        self.synced = true;
+        stage
     }
+}
 
-    fn drop_unkept(&mut self, kept: &[bool]) {
-        for (z, &k) in self.z.iter_mut().zip(kept) {
-            if !k {
-                *z = f64::NEG_INFINITY;
-            }
+fn drop_unkept(z: &mut [f64], kept: &[bool]) {
+    for (z, &k) in z.iter_mut().zip(kept) {
+        if !k {
+            *z = f64::NEG_INFINITY;
         }
     }
 }

@@ -14,8 +14,9 @@ use super::{ContextPolicy, GenerationSettings, MAX_ALPHA, MAX_BEAMS, MAX_NEW, MA
 use crate::report::StopReason;
 use crate::models::LESSON21_LOGITS;
 use crate::rules::{
-    MAX_ABS_BIAS, MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE, MAX_TOP_K,
-    MIN_TEMPERATURE, Order, PenaltyMode,
+    ChainPreset, MAX_ABS_BIAS, MAX_DRY_ALLOWED_LENGTH, MAX_DRY_BASE, MAX_DRY_MULTIPLIER, MAX_MIROSTAT_ETA,
+    MAX_MIROSTAT_TAU, MAX_NGRAM, MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY, MAX_TEMPERATURE,
+    MAX_TOP_K, MAX_TOP_N_SIGMA, MIN_TEMPERATURE, Order, PenaltyMode, StageInfo, StageKind,
 };
 use crate::train::bigram::{LESSON_SEED, LESSON_STEPS};
 
@@ -29,6 +30,8 @@ pub struct NumberRange {
     pub max: f64,
     /// `min` itself is refused: the range is `(min, max]` (top-p).
     pub min_excluded: bool,
+    /// `max` itself is refused: the range is `[min, max)` (epsilon, eta).
+    pub max_excluded: bool,
     /// Positive values below this are refused (temperature: 0 = greedy, or
     /// at least this).
     pub smallest_positive: Option<f64>,
@@ -51,6 +54,11 @@ pub struct SettingsTable {
     pub defaults: GenerationSettings,
     pub numbers: Vec<NumberRange>,
     pub choices: Vec<Choice>,
+    /// Every stage a chain can hold (`chain`'s names), in a chain-building
+    /// order, with what it does, its engines and the settings it reads.
+    pub stages: Vec<StageInfo>,
+    /// The chains `order` names; an empty `chain` is `order`'s.
+    pub chain_presets: Vec<ChainPreset>,
     /// Why a generation stops: each reason's name in the reports, and its words.
     pub stop_reasons: Vec<StopWords>,
     pub course: Course,
@@ -73,7 +81,7 @@ pub struct Course {
 }
 
 fn closed(key: &'static str, min: f64, max: f64, integer: bool) -> NumberRange {
-    NumberRange { key, min, max, min_excluded: false, smallest_positive: None, integer }
+    NumberRange { key, min, max, min_excluded: false, max_excluded: false, smallest_positive: None, integer }
 }
 
 /// The serde names of an enum's values.
@@ -98,6 +106,22 @@ impl SettingsTable {
             closed("presence_penalty", -MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY, false),
             closed("frequency_penalty", -MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY, false),
             closed("logit_bias", -MAX_ABS_BIAS, MAX_ABS_BIAS, false),
+            closed("min_keep", 0.0, MAX_TOP_K as f64, true),
+            NumberRange { min_excluded: true, ..closed("typical_p", 0.0, 1.0, false) },
+            NumberRange { max_excluded: true, ..closed("epsilon_cutoff", 0.0, 1.0, false) },
+            NumberRange { max_excluded: true, ..closed("eta_cutoff", 0.0, 1.0, false) },
+            closed("top_n_sigma", 0.0, MAX_TOP_N_SIGMA, false),
+            closed("xtc_threshold", 0.0, 1.0, false),
+            closed("xtc_probability", 0.0, 1.0, false),
+            closed("dry_multiplier", 0.0, MAX_DRY_MULTIPLIER, false),
+            closed("dry_base", 1.0, MAX_DRY_BASE, false),
+            closed("dry_allowed_length", 0.0, MAX_DRY_ALLOWED_LENGTH as f64, true),
+            closed("dry_penalty_last_n", -1.0, MAX_PENALTY_WINDOW as f64, true),
+            closed("mirostat", 0.0, 2.0, true),
+            closed("mirostat_tau", 0.0, MAX_MIROSTAT_TAU, false),
+            closed("mirostat_eta", 0.0, MAX_MIROSTAT_ETA, false),
+            closed("no_repeat_ngram_size", 0.0, MAX_NGRAM as f64, true),
+            closed("sequence_bias", -MAX_ABS_BIAS, MAX_ABS_BIAS, false),
             closed("seed", 0.0, MAX_SEED as f64, true),
             closed("max_new", 1.0, MAX_NEW as f64, true),
             closed("beams", 1.0, MAX_BEAMS as f64, true),
@@ -115,7 +139,8 @@ impl SettingsTable {
             bigram_seed: LESSON_SEED,
         };
         let stop_reasons = StopReason::ALL.iter().zip(names(&StopReason::ALL)).map(|(r, name)| StopWords { name, words: r.describe() }).collect();
-        Self { defaults: GenerationSettings::default(), numbers, choices, stop_reasons, course }
+        let stages = StageKind::ALL.iter().map(|k| k.info()).collect();
+        Self { defaults: GenerationSettings::default(), numbers, choices, stages, chain_presets: Order::presets(), stop_reasons, course }
     }
 
     pub fn number(&self, key: &str) -> Option<&NumberRange> {
@@ -146,12 +171,13 @@ impl Default for SettingsTable {
 }
 
 impl NumberRange {
-    /// The range in words, for help texts: "[0, 1]", "(0, 1]", "0 or [0.0001, 100]".
+    /// The range in words, for help texts: "[0, 1]", "(0, 1]", "[0, 1)", "0 or [0.0001, 100]".
     pub fn describe(&self) -> String {
         let open = if self.min_excluded { "(" } else { "[" };
+        let close = if self.max_excluded { ")" } else { "]" };
         match self.smallest_positive {
             Some(low) => format!("{} or [{low}, {}]", self.min, self.max),
-            None => format!("{open}{}, {}]", self.min, self.max),
+            None => format!("{open}{}, {}{close}", self.min, self.max),
         }
     }
 }
@@ -164,10 +190,14 @@ mod tests {
     /// The defaults with one field set (a bias is one pair on token 0).
     fn with(key: &str, value: f64) -> GenerationSettings {
         let mut v = serde_json::to_value(GenerationSettings::default()).unwrap();
+        // A chain with every stage, so that any sampler a value turns on has its stage.
+        v["chain"] = serde_json::to_value(StageKind::ALL).unwrap();
         let value = if key == "logit_bias" {
             json!([[0, value]])
-        } else if value.fract() == 0.0 && value >= 0.0 && value < 1e16 {
-            json!(value as u64)
+        } else if key == "sequence_bias" {
+            json!([[[0, 1], value]])
+        } else if value.fract() == 0.0 && value.abs() < 1e16 {
+            json!(value as i64)
         } else {
             json!(value)
         };
@@ -186,7 +216,12 @@ mod tests {
         let table = SettingsTable::new();
         for r in &table.numbers {
             let step = if r.integer { 1.0 } else { 1e-9 * r.max.abs().max(1.0) };
-            assert!(accepted(r.key, r.max), "{} max {}", r.key, r.max);
+            if r.max_excluded {
+                assert!(!accepted(r.key, r.max), "{} max {} excluded", r.key, r.max);
+                assert!(accepted(r.key, r.max - step), "{} just below max", r.key);
+            } else {
+                assert!(accepted(r.key, r.max), "{} max {}", r.key, r.max);
+            }
             assert!(!accepted(r.key, r.max + step) || r.max + step == r.max, "{} above max", r.key);
             if r.min_excluded {
                 assert!(!accepted(r.key, r.min), "{} min {} excluded", r.key, r.min);

@@ -1,0 +1,31 @@
+//! Hugging Face's `sequence_bias`: a bias on the token that would complete a
+//! listed sequence. A one-token sequence is always biased; a longer one only
+//! when the history ends with all but its last token. Biases add up.
+
+/// `(token id, total bias)` for the next position, in the order listed.
+pub fn sequence_biases(history: &[u32], sequences: &[(Vec<u32>, f64)]) -> Vec<(u32, f64)> {
+    let mut out: Vec<(u32, f64)> = Vec::new();
+    for (seq, bias) in sequences {
+        let Some((&last, head)) = seq.split_last() else { continue };
+        if history.ends_with(head) {
+            match out.iter_mut().find(|(id, _)| *id == last) {
+                Some((_, b)) => *b += bias,
+                None => out.push((last, *bias)),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_matching_head_biases_the_last_token() {
+        let seqs = vec![(vec![4], -1.0), (vec![1, 2], 3.0), (vec![9, 2], 5.0), (vec![2, 4], 0.5)];
+        assert_eq!(sequence_biases(&[0, 1], &seqs), vec![(4, -1.0), (2, 3.0)]);
+        assert_eq!(sequence_biases(&[2], &seqs), vec![(4, -0.5)]);
+        assert_eq!(sequence_biases(&[], &seqs), vec![(4, -1.0)]);
+    }
+}

@@ -1,0 +1,33 @@
+//! Top-n-σ (Tang et al., 2024; llama.cpp's `top_n_sigma`): keep the tokens
+//! whose logit lies within `n` standard deviations of the largest logit. The
+//! mean and the (population) standard deviation are taken over the finite
+//! logits, as llama.cpp does; on logits, so it reads the stage's logits.
+
+/// Keeps `z_i >= max - n * std` (finite `z_i`); `n <= 0` keeps every finite logit.
+pub fn top_n_sigma_mask(logits: &[f64], n: f64) -> Vec<bool> {
+    let finite = || logits.iter().copied().filter(|z| z.is_finite());
+    let count = finite().count();
+    if n <= 0.0 || count <= 1 {
+        return logits.iter().map(|z| z.is_finite()).collect();
+    }
+    let max = finite().fold(f64::NEG_INFINITY, f64::max);
+    let mean = finite().sum::<f64>() / count as f64;
+    let var = finite().map(|z| (z - mean) * (z - mean)).sum::<f64>() / count as f64;
+    let floor = max - n * var.sqrt();
+    logits.iter().map(|&z| z.is_finite() && z >= floor).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand: logits (4, 2, 0, -2): mean 1, variance (9+1+1+9)/4 = 5,
+    /// std 2.2361; n = 1 keeps z >= 1.7639: tokens 0 and 1.
+    #[test]
+    fn worked_example() {
+        let z = [4.0, 2.0, 0.0, -2.0, f64::NEG_INFINITY];
+        assert_eq!(top_n_sigma_mask(&z, 1.0), vec![true, true, false, false, false]);
+        assert_eq!(top_n_sigma_mask(&z, 2.0), vec![true, true, true, false, false]);
+        assert_eq!(top_n_sigma_mask(&z, 0.0), vec![true, true, true, true, false]);
+    }
+}

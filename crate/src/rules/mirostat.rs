@@ -65,11 +65,7 @@ pub fn mirostat_v1_k(probs: &[f64], mu: f64, vocab_size: usize) -> usize {
 
 /// v1: keeps the top `mirostat_v1_k` tokens (ties by lower id).
 pub fn mirostat_v1_mask(probs: &[f64], mu: f64, vocab_size: usize) -> Vec<bool> {
-    let k = mirostat_v1_k(probs, mu, vocab_size);
-    let mut candidates = collect_candidates(probs);
-    let k = k.min(candidates.len());
-    partition_best(&mut candidates, k);
-    mask_of_ids(candidates[..k].iter().map(|c| c.1), probs.len())
+    super::top_k::top_k_mask(probs, mirostat_v1_k(probs, mu, vocab_size))
 }
 
 #[cfg(test)]

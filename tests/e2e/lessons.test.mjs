@@ -255,6 +255,16 @@ test("diversity: distinct completions from 40 seeds rise with the temperature on
   assert.ok(await page.$$eval("#p-lesson .lesson-figure svg path", (p) => p.length) > 3, "a curve");
 });
 
+test("the greedy cycle's link generates the penalised run live in the output panel", async () => {
+  await openLesson("greedy-cycle");
+  assert.match((await page.textContent("#p-output .body")).replace(/\s/g, ""), /^ababababababababa/);
+  await page.click("[data-action=cycle-penalty]");
+  await waitForReady(page);
+  await page.waitForSelector("#p-lesson .body[data-ready='1']");
+  // The lesson: greedy (penalty=2) : abcbababcbababcba
+  await page.waitForFunction(() => document.querySelector("#p-output .body")?.textContent.replace(/\s/g, "").startsWith("abcbababcbababcba"), null, { timeout: 10000 });
+});
+
 test("the KV-size calculator: grouped-query attention and the loaded model", async () => {
   await openLesson("kv-size");
   await page.fill("#kv-size-kv_heads", "8");

@@ -59,6 +59,11 @@ export function cycleGraph(box, d) {
     tr.append(makeEl("td", {}, String(i + 1)), makeEl("td", { class: "mono" }, w.window), makeEl("td", { class: "mono" }, w.next));
     table.append(tr);
   });
+  // The same view with the penalty on: the output panel below then generates it live.
+  const live = makeEl("p", { class: "help" });
+  live.append(makeEl("a", { href: `?lesson=greedy-cycle&repetition_penalty=${d.penalty}&penalty_window=${d.window}&penalty_mode=per_occurrence`, "data-action": "cycle-penalty" },
+    `Generate it live with the penalty on (ρ = ${d.penalty}, window ${d.window}, per occurrence)`));
+  box.append(live);
   const details = makeEl("details", { class: "lesson-details" });
   details.append(makeEl("summary", {}, "The penalty's window at every step"), table);
   box.append(details);

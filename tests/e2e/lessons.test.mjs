@@ -11,6 +11,9 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
 import { startSuite, stopSuite, openPage, waitForReady, forgiveAbsentIndex } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
@@ -253,6 +256,21 @@ test("diversity: distinct completions from 40 seeds rise with the temperature on
   for (let i = 1; i < shown.length; i++) assert.ok(shown[i][0] > shown[i - 1][0] && shown[i][1] >= shown[i - 1][1], JSON.stringify(shown));
   assert.ok(shown.every(([, n]) => n <= 40) && shown[shown.length - 1][1] > shown[1][1], JSON.stringify(shown));
   assert.ok(await page.$$eval("#p-lesson .lesson-figure svg path", (p) => p.length) > 3, "a curve");
+});
+
+test("axe: the lesson panel and the open menu have no serious or critical WCAG 2.1 A/AA violation", async () => {
+  const axe = readFileSync(path.join(path.dirname(createRequire(import.meta.url).resolve("axe-core")), "axe.min.js"), "utf8");
+  for (const id of ["four-panel", "kv-size", "greedy-cycle"]) {
+    await openLesson(id);
+    await page.click(".lessons-menu summary");
+    await page.evaluate(axe);
+    const bad = await page.evaluate(async () => {
+      // @ts-ignore axe is the script just added
+      const r = await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] }, resultTypes: ["violations"] });
+      return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+    });
+    assert.deepEqual(bad, [], `${id}`);
+  }
 });
 
 test("the greedy cycle's link generates the penalised run live in the output panel", async () => {

@@ -11,8 +11,7 @@ import { say } from "../messages.js";
 import { makeEl, setText } from "../render/dom.js";
 import { savePanelSvg, savePanelPng } from "../figure.js";
 import { PRESETS, findPreset } from "./presets.js";
-import { FIGURES } from "./figures.js";
-import { saveSweepApng } from "./export.js";
+// The figures (figures.js and the files it names, export.js) load only when a lesson is shown.
 
 /** The engine for the lessons: a separate module instance (the query makes it one). */
 let wasmPromise = null;
@@ -64,7 +63,7 @@ function renderNumbers(table, preset, d) {
   table.replaceChildren(...rows);
 }
 
-function figureButtons(bar, box, preset, d) {
+function figureButtons(bar, box, preset, d, saveSweepApng) {
   const svg = makeEl("button", { type: "button", class: "mini", "data-action": "figure-svg", "aria-label": "save the figure as SVG" }, "SVG");
   const png = makeEl("button", { type: "button", class: "mini", "data-action": "figure-png", "aria-label": "save the figure as PNG" }, "PNG");
   bar.append(makeEl("span", { class: "help" }, "figure:"));
@@ -88,7 +87,7 @@ async function showLesson(preset) {
   const body = /** @type {HTMLElement} */ (panel.querySelector(".body"));
   body.dataset.ready = "0";
   try {
-    const wasm = await lessonEngine();
+    const [wasm, { FIGURES }, { saveSweepApng }] = await Promise.all([lessonEngine(), import("./figures.js"), import("./export.js")]);
     const table = makeEl("table", { class: "lesson-numbers" });
     const figure = makeEl("div", { class: "lesson-figure", "data-figure": preset.figure });
     const bar = makeEl("div", { class: "fig-buttons lesson-fig-buttons" });
@@ -102,7 +101,7 @@ async function showLesson(preset) {
     };
     FIGURES[preset.figure](figure, data, ctx);
     renderNumbers(table, preset, data);
-    figureButtons(bar, figure, preset, data);
+    figureButtons(bar, figure, preset, data, saveSweepApng);
     const figWrap = makeEl("div", { class: "lesson-figure-wrap" });
     figWrap.append(bar, figure, note);
     body.replaceChildren(figWrap, table);

@@ -174,6 +174,12 @@ test("the Lessons menu lists every preset as a permalink", async () => {
   const links = await page.$$eval("#lessons-list a", (as) => as.map((a) => a.getAttribute("href")));
   assert.deepEqual(links.sort(), Object.keys(EXPECTED).map((id) => `?lesson=${id}`).sort());
   assert.equal(await page.getAttribute("#lessons-list a[aria-current=page]", "data-lesson"), "top-k-3");
+  // Embedded beside a lesson: the lesson panel and the preset's panels only.
+  await page.goto(`${server.url}index.html?lesson=four-panel&embed=1`);
+  await waitForReady(page);
+  await page.waitForSelector("#p-lesson .body[data-ready='1']");
+  const visible = await page.$$eval("section.panel", (els) => els.filter((e) => e.offsetParent !== null).map((e) => e.id));
+  assert.deepEqual(visible, ["p-lesson", "p-rules"]);
   // A link with no lesson shows no lesson panel; an unknown lesson is named.
   await page.goto(`${server.url}index.html?lesson=no-such-lesson&model=logits10`);
   await waitForReady(page);

@@ -18,7 +18,12 @@ test("every engine control has the engine's default and refuses just outside the
     assert.ok(r, `the engine has a range for ${c.key}`);
     assert.equal(c.def, ENGINE.defaults[c.key], `${c.key} default`);
     const step = r.integer ? 1 : 1e-9 * Math.max(1, Math.abs(r.max));
-    assert.equal(checkNumber(c, r.max), null, `${c.key} = max ${r.max}`);
+    if (r.max_excluded) {
+      assert.notEqual(checkNumber(c, r.max), null, `${c.key} = excluded max`);
+      assert.equal(checkNumber(c, r.max - step), null, `${c.key} just below max`);
+    } else {
+      assert.equal(checkNumber(c, r.max), null, `${c.key} = max ${r.max}`);
+    }
     assert.notEqual(checkNumber(c, r.max + step), null, `${c.key} above max`);
     if (r.min_excluded) {
       assert.notEqual(checkNumber(c, r.min), null, `${c.key} = excluded min`);
@@ -49,4 +54,11 @@ test("the settings the page sends start as the engine's defaults, but for the pa
     assert.ok(key in ENGINE.defaults, `${key} is an engine setting`);
     assert.deepEqual(value, key in PAGE_DEFAULTS ? PAGE_DEFAULTS[key] : ENGINE.defaults[key], key);
   }
+});
+
+test("every numeric engine setting has a control (the per-item ranges of biases and the report's top_n aside)", () => {
+  const page = new Set(NUMBER_CONTROLS.map((c) => c.key));
+  const perItem = new Set(["logit_bias", "sequence_bias", "top_n"]);
+  const missing = ENGINE.numbers.map((n) => n.key).filter((k) => !perItem.has(k) && !page.has(k));
+  assert.deepEqual(missing, [], "engine settings without a control");
 });

@@ -85,6 +85,10 @@ export const STAGE_LABELS = {
   raw: "raw", greedy: "greedy", temperature: "temperature", top_k: "top-k",
   top_p: "top-p", min_p: "min-p", penalties: "penalties", bias_bans: "bias / bans",
   final: "final",
+  // the samplers of issue 14 (the engine's StageKind names)
+  sequence_bias: "sequence bias", no_repeat_ngram: "no-repeat n-gram", dry: "DRY",
+  typical_p: "typical (HF)", typical_p_llama: "typical (llama)", epsilon_cutoff: "ε-cutoff",
+  eta_cutoff: "η-cutoff", top_n_sigma: "top-n-σ", xtc: "XTC", mirostat: "mirostat",
 };
 
 /**

@@ -1,13 +1,24 @@
 // Panel 3: which tokens each rule keeps. One column per rule applied alone on
-// the raw logits, then one per stage of the combined pipeline in the chosen order.
+// the raw logits, then one per stage of the chain in force, in its order. The
+// samplers beyond the course's (typical, ε, η, top-n-σ, XTC, mirostat, DRY,
+// ...) get a column once a setting turns them on; the note names the stages
+// of the chain that are off.
 
 import { makeEl, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { formatProb, formatProbShort, labelStage } from "./format.js";
+import { chainInForce, stageIsOn, CHAIN } from "../state/settings.js";
+
+/**
+ * The columns drawn whatever the settings: the course's rules (every one
+ * of them was always on the table).
+ */
+const ALWAYS_DRAWN = new Set(["greedy", "temperature", "top_k", "top_p", "min_p", "penalties", "bias_bans", "final"]);
 
 /**
  * @typedef {Object} RulesView
  * @property {any} distribution the engine's Distribution
- * @property {string} order     "hf" | "llama"
+ * @property {Record<string, any>} settings the settings in force (the chain, which samplers are on)
+ * @property {any[]} [generated] the report's generated tokens (each with the μ mirostat drew it at)
  */
 
 /**
@@ -22,19 +33,28 @@ export function renderRules(root, view) {
   const wrap = ensureSlot(root, "wrap", () => makeEl("div", { class: "table-wrap", tabindex: "0", role: "group", "aria-label": "rules table" }));
   const table = wrap.firstElementChild ?? wrap.appendChild(makeEl("table", { class: "rules", "aria-describedby": "rules-note" }));
   note.id = "rules-note";
-  if (!d) { setText(note, "No distribution yet."); table.replaceChildren(); return; }
-  const orderName = view.order === "llama" ? "llama.cpp order (temperature last)" : "Hugging Face order (temperature first)";
-  setText(note, `Left: each rule alone on the raw logits. Right: the pipeline, ${orderName}. Number: kept (p after the rule); ✗: cut.`);
+  const muBox = ensureSlot(root, "mu", () => makeEl("div", { class: "mu-steps" }));
+  if (!d) { setText(note, "No distribution yet."); table.replaceChildren(); muBox.replaceChildren(); return; }
+  const settings = view.settings;
+  const drawn = (/** @type {string} */ name) => ALWAYS_DRAWN.has(name) || stageIsOn(settings, name);
+  const chain = chainInForce(settings);
+  const preset = settings.chain.length ? null : CHAIN.presets.find((p) => p.key === settings.order);
+  const off = chain.filter((n) => !drawn(n)).map(labelStage);
+  setText(note, `Left: each rule alone on the raw logits. Right: the chain${preset ? ` (${preset.label})` : " you built"}, in order` +
+    `${off.length ? `; off, not drawn: ${off.join(", ")}` : ""}. Number: kept (p after the rule); ✗: cut.`);
 
-  const stages = d.stages.filter((s) => s.name !== "raw");
-  const columns = [...d.rules.map((s) => ({ s, group: "alone" })), ...stages.map((s) => ({ s, group: "pipeline" }))];
+  const rules = d.rules.filter((s) => drawn(s.name));
+  const stages = d.stages.filter((s) => s.name !== "raw" && drawn(s.name));
+  const columns = [...rules.map((s) => ({ s, group: "alone" })), ...stages.map((s) => ({ s, group: "pipeline" }))];
+  // More columns than the course's twelve: tighter cells, so more of them fit before it scrolls.
+  table.classList.toggle("dense", columns.length > 12);
 
   const thead = table.tHead ?? table.createTHead();
   const [groupRow, nameRow] = syncChildren(thead, 2, () => makeEl("tr"));
   const groupCells = syncChildren(groupRow, 3, (i) => makeEl("th", { scope: "colgroup" }));
   setText(groupCells[0], "");
   setText(groupCells[1], "each rule alone");
-  setAttr(groupCells[1], "colspan", d.rules.length);
+  setAttr(groupCells[1], "colspan", rules.length);
   setText(groupCells[2], "pipeline →");
   setAttr(groupCells[2], "colspan", stages.length);
   groupCells[2].className = "pipe";
@@ -42,6 +62,8 @@ export function renderRules(root, view) {
   setText(nameCells[0], "token");
   columns.forEach(({ s, group }, j) => {
     setText(nameCells[j + 1], labelStage(s.name));
+    setAttr(nameCells[j + 1], "data-stage", s.name);
+    setAttr(nameCells[j + 1], "data-group", group);
     nameCells[j + 1].className = group === "pipeline" && columns[j - 1]?.group === "alone" ? "pipe" : "";
   });
 
@@ -75,6 +97,39 @@ export function renderRules(root, view) {
       setAttr(cells[j + 1], "title", title(s));
       cells[j + 1].className = group === "pipeline" && columns[j - 1]?.group === "alone" ? "pipe" : "";
       setAttr(cells[j + 1], "data-stage", s.name);
+      setAttr(cells[j + 1], "data-group", group);
     });
+  });
+  renderMu(muBox, view);
+}
+
+/** The most μ values listed (the latest ones). */
+const MU_SHOWN = 12;
+
+/**
+ * Mirostat's μ step by step: the value each generated token was drawn at
+ * (`mirostat_mu` of each generated token), then the one this distribution
+ * is cut at (its `step_inputs`).
+ * @param {Element} box
+ * @param {RulesView} view
+ */
+function renderMu(box, view) {
+  const on = stageIsOn(view.settings, "mirostat");
+  // the μ this distribution is cut with (the engine's step inputs)
+  const pending = view.distribution?.step_inputs?.mirostat_mu;
+  const steps = (view.generated ?? []).filter((t) => typeof t.mirostat_mu === "number")
+    .map((t) => ({ mu: t.mirostat_mu, what: `before ${t.display}` }));
+  if (typeof pending === "number") steps.push({ mu: pending, what: "next" });
+  if (!on || steps.length === 0) { box.replaceChildren(); return; }
+  const head = box.firstElementChild ?? box.appendChild(makeEl("p", { class: "note" }));
+  const list = head.nextElementSibling ?? box.appendChild(makeEl("ol", { class: "mu-list", "aria-label": "mirostat μ at each step" }));
+  const shown = steps.slice(-MU_SHOWN);
+  const skipped = steps.length - shown.length;
+  setText(head, `Mirostat μ (bits) step by step: it starts at 2τ and moves by η × (τ − the drawn token's surprise)${skipped ? `; the last ${MU_SHOWN} of ${steps.length}` : ""}.`);
+  setAttr(list, "start", skipped + 1);
+  const items = syncChildren(list, shown.length, () => makeEl("li"));
+  shown.forEach(({ mu, what }, i) => {
+    setText(items[i], `${what}: ${mu.toFixed(3)}`);
+    setAttr(items[i], "data-mu", mu);
   });
 }

@@ -24,11 +24,13 @@ export { ENGINE };
  * @property {string} group     which fieldset it lives in
  * @property {boolean} [local]   page-only (not sent to the engine)
  * @property {boolean} [noSlider] a number box only (changing it re-runs the model)
+ * @property {string} [param]   its URL parameter when not `key` (the CLI flag's name, Hugging Face's or llama.cpp's)
+ * @property {Record<number, string>} [pick] a select of these values instead of a slider
  */
 
 /**
  * The engine's range for `key` as control fields: min, max, integer and the
- * checks a plain [min, max] does not say (an excluded min, a gap above 0).
+ * checks a plain [min, max] does not say (an excluded min or max, a gap above 0).
  * @param {string} key
  */
 function engineRange(key) {
@@ -36,6 +38,7 @@ function engineRange(key) {
   if (!r) throw new Error(`settings: the engine defines no range for ${key}`);
   const extra = (v) => {
     if (r.min_excluded && v <= r.min) return `must be above ${r.min}`;
+    if (r.max_excluded && v >= r.max) return `must be below ${r.max}`;
     if (r.smallest_positive !== null && v > 0 && v < r.smallest_positive) {
       return `use ${r.min} or at least ${r.smallest_positive}`;
     }
@@ -79,6 +82,38 @@ export const NUMBER_CONTROLS = [
   // Page-only: a beam search's length (sent as its max_new), kept short so it answers at once.
   { key: "beam_len", label: "Beam length", help: "new tokens per beam", def: 8, min: 1, max: 64,
     sliderMax: 24, step: 1, integer: true, group: "beam", local: true },
+  // The samplers of issue 14: URL parameters with the CLI's names (Hugging
+  // Face's where it has the sampler, llama.cpp's otherwise).
+  engine("typical_p", { label: "Typical-p", help: "keep the tokens whose surprise is nearest the entropy, up to this mass; 1 = off",
+    sliderMax: 1, step: 0.01, group: "samplers" }),
+  engine("epsilon_cutoff", { label: "ε-cutoff", help: "drop tokens with p below ε; 0 = off",
+    sliderMax: 0.1, step: 0.001, group: "samplers" }),
+  engine("eta_cutoff", { label: "η-cutoff", help: "drop tokens with p below min(η, √η·e^−H); 0 = off",
+    sliderMax: 0.1, step: 0.001, group: "samplers" }),
+  engine("top_n_sigma", { label: "Top-n-σ", help: "keep logits within n standard deviations of the largest; 0 = off",
+    sliderMax: 5, step: 0.05, group: "samplers", param: "top_nsigma" }),
+  engine("xtc_probability", { label: "XTC probability", help: "chance per step that XTC removes the top choices; 0 = off",
+    sliderMax: 1, step: 0.01, group: "samplers" }),
+  engine("xtc_threshold", { label: "XTC threshold", help: "tokens at least this likely are top choices; all but the least likely of them go",
+    sliderMax: 1, step: 0.01, group: "samplers" }),
+  engine("min_keep", { label: "Min tokens to keep", help: "every truncation keeps at least this many tokens",
+    sliderMax: 20, step: 1, group: "samplers", param: "min_tokens_to_keep" }),
+  engine("dry_multiplier", { label: "DRY multiplier", help: "“don't repeat yourself”: penalty on a token that extends a repeat; 0 = off",
+    sliderMax: 3, step: 0.05, group: "repeats" }),
+  engine("dry_base", { label: "DRY base", help: "the penalty is multiplier × base^(repeat length − allowed length)",
+    sliderMax: 4, step: 0.05, group: "repeats" }),
+  engine("dry_allowed_length", { label: "DRY allowed length", help: "repeats up to this long are not penalised",
+    sliderMax: 10, step: 1, group: "repeats" }),
+  engine("dry_penalty_last_n", { label: "DRY window", help: "latest tokens DRY looks at; −1 = all, 0 = off",
+    sliderMax: 256, step: 1, group: "repeats" }),
+  engine("no_repeat_ngram_size", { label: "No-repeat n-gram size", help: "ban any token that would repeat an n-gram of this size; 0 = off",
+    sliderMax: 8, step: 1, group: "repeats" }),
+  engine("mirostat", { label: "Mirostat", help: "steer each token's surprise toward τ, step by step (μ); 0 = off",
+    pick: { 0: "off", 1: "1: top-k from a Zipf fit", 2: "2: surprise at most μ" }, sliderMax: 2, step: 1, group: "mirostat" }),
+  engine("mirostat_tau", { label: "Mirostat target τ", help: "the surprise (bits) each token should carry; μ starts at 2τ",
+    sliderMax: 10, step: 0.1, group: "mirostat", param: "mirostat_ent" }),
+  engine("mirostat_eta", { label: "Mirostat learning rate η", help: "after each token μ moves by η × (τ − its surprise)",
+    sliderMax: 1, step: 0.01, group: "mirostat", param: "mirostat_lr" }),
 ];
 
 /** The engine's names for a choice, checked against the labels the page gives them. */
@@ -90,11 +125,152 @@ function engineChoice(key, labels) {
 
 /** Choice controls: a select each. */
 export const CHOICE_CONTROLS = [
+  // The order names a chain preset (CHAIN below): choosing one puts that chain in force.
   { label: "Order of the rules", group: "rules",
-    ...engineChoice("order", { hf: "Hugging Face: temperature first", llama: "llama.cpp: temperature last" }) },
+    ...engineChoice("order", { hf: "Hugging Face: temperature first", llama: "llama.cpp: temperature last", openai: "OpenAI-style API" }) },
   { label: "Penalty counts", group: "penalties",
     ...engineChoice("penalty_mode", { per_token: "once per token (Hugging Face)", per_occurrence: "once per occurrence (course demo)" }) },
 ];
+
+/**
+ * The chain: the stages the pipeline runs, in order. Which stages exist, what
+ * each does and reads, and the presets (the `order` names) are the engine's
+ * (`ENGINE.stages`, `ENGINE.presets`); `settings.chain` empty means the
+ * preset `settings.order` names.
+ */
+export const CHAIN = {
+  /** @type {string[]} every stage a chain may hold */
+  stages: ENGINE.stages.map((st) => st.name),
+  /** @type {{ key: string, label: string, chain: string[] }[]} */
+  presets: ENGINE.chain_presets.map((p) => ({ key: p.name, label: p.label, chain: p.stages.slice() })),
+};
+const STAGE_INFO = new Map(ENGINE.stages.map((st) => [st.name, st]));
+
+/**
+ * The engine's words for a stage: what it does, and which engines ship it.
+ * @param {string} name
+ * @returns {string}
+ */
+export function stageHelp(name) {
+  const info = STAGE_INFO.get(name);
+  return info ? `${info.what}. ${info.engines}` : "";
+}
+
+/**
+ * The stages of a preset (an `order` value).
+ * @param {string} order
+ * @returns {string[]}
+ */
+export function presetChain(order) {
+  return (CHAIN.presets.find((p) => p.key === order) ?? CHAIN.presets[0]).chain.slice();
+}
+
+/**
+ * The stages the engine runs for these settings, in order.
+ * @param {Record<string, any>} s
+ * @returns {string[]}
+ */
+export function chainInForce(s) {
+  return s.chain.length ? s.chain.slice() : presetChain(s.order);
+}
+
+/**
+ * Whether a list of names is a chain the engine takes: known stages, each
+ * at most once (the engine's rule, RuleSettings::validate_chain), and at
+ * least one (an empty chain would mean the order's preset).
+ * @param {string[]} names
+ * @returns {string|null} a message when refused
+ */
+export function checkChain(names) {
+  if (names.length === 0) return "a chain needs at least one stage";
+  const unknown = names.filter((n) => !STAGE_INFO.has(n));
+  if (unknown.length) return `unknown stage${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (known: ${CHAIN.stages.join(", ")})`;
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice) return `${twice} appears twice (each stage at most once)`;
+  return null;
+}
+
+/** @param {string} key @returns {string[]} the stages that read this setting */
+const readers = (key) => CHAIN.stages.filter((n) => STAGE_INFO.get(n).settings.includes(key));
+
+/**
+ * The stages a setting turns on: those that name it first (typical_p: both
+ * typical stages), else the one stage that reads it; none for a setting
+ * several stages share (min_keep).
+ * @param {string} key
+ * @returns {string[]}
+ */
+function turnsOn(key) {
+  const first = CHAIN.stages.filter((n) => STAGE_INFO.get(n).settings[0] === key);
+  if (first.length) return first;
+  const r = readers(key);
+  return r.length === 1 ? r : [];
+}
+
+/** Every setting some stage reads. */
+const STAGE_SETTINGS = [...new Set(ENGINE.stages.flatMap((st) => st.settings))];
+
+/** @param {Record<string, any>} s @param {string} key */
+const changed = (s, key) => JSON.stringify(s[key]) !== JSON.stringify(ENGINE.defaults[key]);
+
+/**
+ * Settings moved from their default (the defaults turn every stage off)
+ * that no stage of `chain` reads: the engine refuses them ("... is on but
+ * the chain has no ... stage").
+ * @param {Record<string, any>} s
+ * @param {string[]} chain
+ * @returns {string[]} setting keys
+ */
+export function strandedSettings(s, chain) {
+  return STAGE_SETTINGS.filter((k) => changed(s, k) && turnsOn(k).length && !readers(k).some((n) => chain.includes(n)));
+}
+
+/**
+ * Whether a setting of these turns the stage (or the rule alone of that
+ * name) on: one it reads first, moved from its default. A stage or rule
+ * the engine does not list (greedy, final) is never "on".
+ * @param {Record<string, any>} s
+ * @param {string} name
+ * @returns {boolean}
+ */
+export function stageIsOn(s, name) {
+  const info = STAGE_INFO.get(name);
+  return !!info && info.settings.some((k) => changed(s, k) && turnsOn(k).includes(name));
+}
+
+/**
+ * The stages to add to `chain` so that every setting moved from its
+ * default has a stage that reads it.
+ * @param {Record<string, any>} s
+ * @param {string[]} chain
+ * @returns {{ stage: string, key: string }[]}
+ */
+export function missingStages(s, chain) {
+  const out = [];
+  for (const key of strandedSettings(s, chain)) {
+    const options = turnsOn(key);
+    const stage = options.find((n) => presetChain(s.order).includes(n)) ?? options[0];
+    if (!out.some((x) => x.stage === stage) && !chain.includes(stage)) out.push({ stage, key });
+  }
+  return out;
+}
+
+/**
+ * `chain` with `name` added where the engines put it: after the last stage
+ * that comes before it in a preset that holds it (the order's preset first).
+ * @param {string[]} chain
+ * @param {string} name
+ * @param {string} order
+ * @returns {string[]}
+ */
+export function withStage(chain, name, order) {
+  if (chain.includes(name)) return chain.slice();
+  const ref = [presetChain(order), ...CHAIN.presets.map((p) => p.chain)].find((c) => c.includes(name)) ?? [];
+  const before = new Set(ref.slice(0, Math.max(0, ref.indexOf(name))));
+  let at = 0;
+  chain.forEach((n, i) => { if (before.has(n)) at = i + 1; });
+  return [...chain.slice(0, at), name, ...chain.slice(at)];
+}
 
 /**
  * Where the page starts from another value than the engine: a generation on
@@ -143,9 +319,43 @@ export function toEngineSettings(s, opts = {}) {
   out.logit_bias = s.logit_bias.map((pair) => pair.slice());
   out.use_cache = s.use_cache;
   out.chat = s.chat;
+  out.chain = s.chain.slice();
+  out.dry_sequence_breakers = s.dry_sequence_breakers.slice();
+  out.sequence_bias = s.sequence_bias.map(([ids, b]) => [ids.slice(), b]);
   out.top_n = ENGINE.defaults.top_n;
   if (opts.beam) out.max_new = s.beam_len;
   return out;
+}
+
+/**
+ * Hugging Face's sequence_bias as typed: one sequence a line, its token ids
+ * (spaces or commas between them), a colon and the bias, e.g. "3 17: 1.5".
+ * The engine checks the ids against the vocabulary.
+ * @param {string} text
+ * @returns {{ value: [number[], number][] } | { problem: string }}
+ */
+export function parseSequenceBias(text) {
+  const range = ENGINE.numbers.find((n) => n.key === "sequence_bias");
+  const out = [];
+  for (const line of text.split(/[\n;]/).map((l) => l.trim()).filter(Boolean)) {
+    const m = /^([\d\s,]+):\s*(\S+)$/.exec(line);
+    const ids = m ? m[1].split(/[\s,]+/).filter(Boolean).map(Number) : [];
+    const bias = m ? Number(m[2]) : NaN;
+    if (!m || ids.length === 0 || !ids.every(Number.isSafeInteger)) return { problem: `“${line.slice(0, 40)}”: write token ids, a colon and the bias, e.g. 3 17: 1.5` };
+    if (!Number.isFinite(bias) || bias < range.min || bias > range.max) return { problem: `“${line.slice(0, 40)}”: the bias must be between ${range.min} and ${range.max}` };
+    out.push([ids, bias]);
+  }
+  return { value: out };
+}
+
+/**
+ * Inverse of parseSequenceBias (`sep` between entries: a newline in the box, ";" in a link).
+ * @param {[number[], number][]} list
+ * @param {string} [sep]
+ * @returns {string}
+ */
+export function formatSequenceBias(list, sep = "\n") {
+  return list.map(([ids, b]) => `${ids.join(" ")}: ${b}`).join(sep);
 }
 
 /**

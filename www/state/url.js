@@ -2,7 +2,13 @@
 // reproduces it exactly. Parsing never throws: a bad field keeps its default
 // and adds a message the page shows.
 
-import { NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, makeDefaultSettings } from "./settings.js";
+import {
+  NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, makeDefaultSettings, checkChain, chainInForce, missingStages, withStage,
+  parseSequenceBias, formatSequenceBias,
+} from "./settings.js";
+
+/** A number control's URL parameter: the CLI flag's name where it differs from the setting's. */
+const paramOf = (/** @type {{ key: string, param?: string }} */ c) => c.param ?? c.key;
 
 /** Every panel the page knows, in display order. */
 export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "beam", "score", "controls", "model"];
@@ -32,12 +38,12 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  * in a link is a typo or another page's, and is said to be ignored.
  */
 export const KNOWN_PARAMETERS = new Set([
-  "model", "prompt", "embed", ...NUMBER_CONTROLS.map((c) => c.key), ...CHOICE_CONTROLS.map((c) => c.key),
-  "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
+  "model", "prompt", "embed", ...NUMBER_CONTROLS.map(paramOf), ...CHOICE_CONTROLS.map((c) => c.key),
+  "chain", "dry_sequence_breaker", "sequence_bias", "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
   "lesson",
 ]);
-/** The one parameter that may repeat: one stop string each. */
-const REPEATABLE = new Set(["stop"]);
+/** The parameters that may repeat: one stop string, one DRY sequence breaker each (as the CLI's flags). */
+const REPEATABLE = new Set(["stop", "dry_sequence_breaker"]);
 
 /**
  * Links the page writes (its address, the embed code) stay under this many
@@ -103,11 +109,12 @@ export function parseQuery(search) {
   if (state.embed) state.panels = DEFAULT_EMBED_PANELS.slice();
 
   for (const c of NUMBER_CONTROLS) {
-    if (!q.has(c.key)) continue;
-    const raw = q.get(c.key);
+    const name = paramOf(c);
+    if (!q.has(name)) continue;
+    const raw = q.get(name);
     const v = raw.trim() === "" ? NaN : Number(raw);
     const msg = checkNumber(c, v);
-    if (msg) problems.push(`${c.key}=${raw}: ${msg}; using ${c.def}`);
+    if (msg) problems.push(`${name}=${raw}: ${msg}; using ${c.def}`);
     else s[c.key] = v;
   }
   for (const c of CHOICE_CONTROLS) {
@@ -115,6 +122,27 @@ export function parseQuery(search) {
     const raw = q.get(c.key);
     if (c.options.some(([v]) => v === raw)) s[c.key] = raw;
     else problems.push(`${c.key}=${raw} is not one of ${c.options.map((o) => o[0]).join(", ")}; using ${c.def}`);
+  }
+  if (q.has("chain")) {
+    const names = q.get("chain").split(",").map((x) => x.trim()).filter(Boolean);
+    const msg = checkChain(names);
+    if (msg) problems.push(`chain=${shortName(q.get("chain"))}: ${msg}; using the ${s.order} preset`);
+    else s.chain = names;
+  }
+  // one per parameter, as llama.cpp's --dry-sequence-breaker; one empty value: none
+  if (q.has("dry_sequence_breaker")) s.dry_sequence_breakers = q.getAll("dry_sequence_breaker").filter((x) => x.length > 0);
+  if (q.has("sequence_bias")) {
+    const parsed = parseSequenceBias(q.get("sequence_bias"));
+    if ("problem" in parsed) problems.push(`sequence_bias=${shortName(q.get("sequence_bias"))}: ${parsed.problem}; ignored`);
+    else s.sequence_bias = parsed.value;
+  }
+  // A sampler the URL turns on needs its stage in the chain (the engine
+  // refuses it otherwise): add it where the engines put it, and say so.
+  const inForce = chainInForce(s);
+  const missing = missingStages(s, inForce);
+  if (missing.length) {
+    s.chain = missing.reduce((chain, { stage }) => withStage(chain, stage, s.order), inForce);
+    problems.push(`the chain had no ${missing.map((m) => `${m.stage} stage (for ${m.key})`).join(", ")}: added; the chain is now ${s.chain.join(", ")}`);
   }
   if (q.has("use_cache")) {
     const raw = q.get("use_cache");
@@ -180,8 +208,15 @@ export function formatQuery(state) {
   const d = makeDefaultState();
   if (state.model) q.set("model", state.model);
   if (state.prompt !== null) q.set("prompt", state.prompt);
-  for (const c of NUMBER_CONTROLS) if (state.settings[c.key] !== c.def) q.set(c.key, String(state.settings[c.key]));
+  for (const c of NUMBER_CONTROLS) if (state.settings[c.key] !== c.def) q.set(paramOf(c), String(state.settings[c.key]));
   for (const c of CHOICE_CONTROLS) if (state.settings[c.key] !== c.def) q.set(c.key, state.settings[c.key]);
+  if (state.settings.chain.length) q.set("chain", state.settings.chain.join(","));
+  if (state.settings.sequence_bias.length) q.set("sequence_bias", formatSequenceBias(state.settings.sequence_bias, ";"));
+  const breakers = state.settings.dry_sequence_breakers;
+  if (JSON.stringify(breakers) !== JSON.stringify(d.settings.dry_sequence_breakers)) {
+    if (breakers.length === 0) q.set("dry_sequence_breaker", "");
+    for (const b of breakers) q.append("dry_sequence_breaker", b);
+  }
   if (!state.settings.use_cache) q.set("use_cache", "0");
   if (state.settings.chat) q.set("chat", "1");
   const stops = state.settings.stop;

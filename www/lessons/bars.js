@@ -44,7 +44,14 @@ export function cumulative(box, d) {
 /** The lesson's 2×2 figure. */
 export function barsFour(box, d) {
   const grid = makeEl("div", { class: "lesson-four" });
-  for (const p of d.panels) grid.append(barChart(p.probs, { title: p.title, width: 280, height: 180, aria: p.title }).svg);
+  // Each panel's entropy from the engine's six, by the panel's rule.
+  const names = ["tau=0.5", "tau=2.0", "top-K=3", "top-P=0.9"];
+  d.panels.forEach((p, i) => {
+    const h = d.entropies.find((e) => e.name === names[i]);
+    const short = p.title.replace("Temperature ", "").replace(/ \((sharpened|flattened)\)/, "");
+    const title = h ? `${short}: H = ${h.bits.toFixed(2)} bits` : p.title;
+    grid.append(barChart(p.probs, { title, width: 280, height: 180, aria: title }).svg);
+  });
   box.append(grid);
 }
 

@@ -67,12 +67,16 @@ export function buildChainEditor(root, chain, on) {
   const addButton = makeEl("button", { type: "button", id: "chain-add-btn" }, "Add stage");
   const addRow = makeEl("div", { class: "chain-add" });
   addRow.append(addSelect, addButton);
+  // What the stage to add does, in the engine's words.
+  const addHelp = makeEl("small", { class: "help", id: "chain-add-help" });
+  addSelect.setAttribute("aria-describedby", addHelp.id);
+  addSelect.addEventListener("change", () => setText(addHelp, stageHelp(/** @type {HTMLSelectElement} */ (addSelect).value)));
   const msg = makeEl("span", { class: "msg", id: "chain-msg", role: "alert" });
   // What a move did, for a screen reader (the list itself changes silently).
   const said = makeEl("span", { class: "sr-only", id: "chain-said", role: "status" });
   const help = makeEl("small", { class: "help", id: "chain-help" },
     "top to bottom: the order the stages run; drag a stage, or use its ↑ ↓ buttons; ✕ removes it");
-  root.append(presets, list, addRow, msg, said, help);
+  root.append(presets, list, addRow, addHelp, msg, said, help);
 
   /**
    * Try a new chain: the engine's rule (checkChain) decides; a refused one
@@ -145,6 +149,7 @@ export function buildChainEditor(root, chain, on) {
 
     const absent = CHAIN.stages.filter((n) => !current.includes(n));
     addSelect.replaceChildren(...absent.map((n) => makeEl("option", { value: n }, stageLabel(n))));
+    setText(addHelp, absent.length ? stageHelp(/** @type {HTMLSelectElement} */ (addSelect).value) : "");
     addButton.toggleAttribute("disabled", absent.length === 0);
     addSelect.toggleAttribute("disabled", absent.length === 0);
     const preset = presetOf(current);

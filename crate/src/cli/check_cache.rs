@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::kv_check::{TeacherForcedCheck, teacher_forced};
 use crate::rules::RuleSettings;
 use crate::session::GenerationSettings;
+use crate::settings::MAX_NEW;
 
 #[derive(Args, Debug)]
 pub struct CheckCacheArgs {
@@ -19,7 +20,7 @@ pub struct CheckCacheArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub prompt: String,
     /// Tokens to generate greedily after the prompt.
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 24)]
     pub steps: usize,
     #[arg(long, default_value = "flex")]
     pub backend: String,
@@ -38,10 +39,13 @@ struct CheckCacheReport {
 }
 
 pub fn run(args: CheckCacheArgs) -> Result<()> {
+    if args.steps == 0 || args.steps > MAX_NEW {
+        crate::bail!("--steps must be between 1 and {MAX_NEW}, got {}", args.steps);
+    }
     let mut session = open_session(&args.model, &args.backend)?;
     let settings = GenerationSettings {
         rules: RuleSettings { temperature: 0.0, ..RuleSettings::default() },
-        max_new: args.steps.max(1),
+        max_new: args.steps,
         ..GenerationSettings::default()
     };
     let start = session.start(&args.prompt, &settings)?;

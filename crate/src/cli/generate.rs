@@ -29,9 +29,11 @@ pub struct GenerateArgs {
     pub chat: bool,
     #[command(flatten)]
     pub rules: RuleArgs,
-    #[arg(long, default_value_t = defaults().seed, help = help("The draw's seed", "seed"))]
+    // Negative numbers reach the parser, which names the flag ("--seed -1"
+    // would otherwise be "unexpected argument '-1'").
+    #[arg(long, allow_negative_numbers = true, default_value_t = defaults().seed, help = help("The draw's seed", "seed"))]
     pub seed: u64,
-    #[arg(long, default_value_t = defaults().max_new, help = help("Stop after this many new tokens", "max_new"))]
+    #[arg(long, allow_negative_numbers = true, default_value_t = defaults().max_new, help = help("Stop after this many new tokens", "max_new"))]
     pub max_new: usize,
     /// Stop when the generated text contains this string (repeatable).
     #[arg(long = "stop", allow_hyphen_values = true)]

@@ -17,6 +17,10 @@ pub fn open_session(model: &str, backend: &str) -> Result<Session> {
             let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("gguf");
             gguf::session_from_gguf(bytes, name, backend)
         }
+        None if !std::path::Path::new(model).exists() => Err(Error::new(format!(
+            "no model at '{model}': give a model folder (e.g. www/models/bard), its model.json, a .gguf file, or builtin:NAME ({})",
+            builtin::NAMES.join(", ")
+        ))),
         None => loader::session_from_path(std::path::Path::new(model), backend),
     }
 }

@@ -61,6 +61,9 @@ pub struct Distribution {
     /// The pipeline in the chosen order, "raw" first, "final" last.
     pub stages: Vec<StageView>,
     pub entropy_curve: Vec<CurvePoint>,
+    /// What this step brought to the stateful and random stages: XTC's coin
+    /// and mirostat's mu before the step (null when unused or unknown).
+    pub step_inputs: rules::StepInputs,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -220,7 +223,20 @@ pub fn describe(
     position: usize,
     names: Describer,
 ) -> Result<(Distribution, Vec<f64>)> {
-    let (stages, alone) = rules::run_rules(&summary.raw, history, settings, &summary.memo)?;
+    describe_with(summary, history, settings, top_n, position, names, &rules::StepInputs::default())
+}
+
+/// `describe` with a step's inputs (XTC's coin, mirostat's mu, DRY's breakers).
+pub fn describe_with(
+    summary: &PositionSummary,
+    history: &[u32],
+    settings: &RuleSettings,
+    top_n: usize,
+    position: usize,
+    names: Describer,
+    inputs: &rules::StepInputs,
+) -> Result<(Distribution, Vec<f64>)> {
+    let (stages, alone) = rules::run_rules_with(&summary.raw, history, settings, &summary.memo, inputs)?;
     let raw = summary.raw.logits.as_slice();
     let top = summary.top(top_n);
     let raw_probs = &stages[0].probs;
@@ -238,6 +254,7 @@ pub fn describe(
         rules: alone.iter().map(|s| stage_view(s, &top)).collect(),
         stages: stages.iter().map(|s| stage_view(s, &top)).collect(),
         entropy_curve: summary.curve.clone(),
+        step_inputs: inputs.clone(),
     };
     Ok((dist, final_probs))
 }

@@ -43,6 +43,9 @@ pub fn mirostat_v2_mask(probs: &[f64], mu: f64) -> Vec<bool> {
 pub fn mirostat_v1_k(probs: &[f64], mu: f64, vocab_size: usize) -> usize {
     let mut top = collect_candidates(probs);
     let possible = top.len();
+    if possible <= 1 {
+        return 1;
+    }
     partition_best(&mut top, MIROSTAT_M.min(possible));
     top.truncate(MIROSTAT_M.min(possible));
     top.sort_unstable_by(compare_candidates);
@@ -56,10 +59,13 @@ pub fn mirostat_v1_k(probs: &[f64], mu: f64, vocab_size: usize) -> usize {
     let s_hat = sum_tb / sum_tt;
     let e = s_hat - 1.0;
     let k = ((e * 2f64.powf(mu)) / (1.0 - (vocab_size as f64).powf(-e))).powf(1.0 / s_hat);
-    if k.is_nan() {
-        return possible.max(1);
+    // llama.cpp takes max(int(k), 1): a k beyond i32 (a flat distribution
+    // gives s_hat near 0 and an enormous k) or NaN converts to i32::MIN on
+    // x86, so it keeps one token; we do the same, by definition rather than
+    // by the conversion. Otherwise truncated toward zero.
+    if !(k < 2_147_483_648.0) {
+        return 1;
     }
-    // Truncated toward zero as llama.cpp's int(k); at least 1.
     (k.min(possible as f64) as usize).max(1)
 }
 

@@ -20,6 +20,7 @@ use crate::rules;
 use crate::tokenizer::Tokenizer;
 
 mod beam_job;
+mod sampler_state;
 mod step_report;
 
 // The settings used to live here; `session::GenerationSettings` still names them.
@@ -31,6 +32,8 @@ struct Generated {
     chosen: ChosenToken,
     /// The RNG before this token's draw: rewinding to here restores it.
     rng_before: Rng,
+    /// Mirostat's mu before this token (restored with the RNG).
+    mu_before: Option<f64>,
 }
 
 pub struct Session {
@@ -40,6 +43,10 @@ pub struct Session {
     prompt: Vec<u32>,
     generated: Vec<Generated>,
     rng: Rng,
+    /// Mirostat's mu for the next token (None: not started, 2 tau).
+    mirostat_mu: Option<f64>,
+    /// DRY's breaker strings resolved to token ids, for the strings they were resolved from.
+    dry_breakers: std::cell::RefCell<Option<(Vec<String>, Vec<u32>)>>,
     /// Raw logits for the next position (never modified: every rule copies).
     pending: Vec<f64>,
     /// What no setting changes about `pending` (its softmax, ranking and
@@ -72,6 +79,8 @@ impl Session {
             prompt: Vec::new(),
             generated: Vec::new(),
             rng: Rng::new(0),
+            mirostat_mu: None,
+            dry_breakers: Default::default(),
             pending: Vec::new(),
             summary: Err(Error::new("no prompt yet: start a generation first")),
             stopped: None,
@@ -154,6 +163,7 @@ impl Session {
         self.prompt = ids.to_vec();
         self.generated.clear();
         self.rng = Rng::new(settings.seed);
+        self.mirostat_mu = None;
         self.stopped = None;
         self.naive_shadow = PathCost::default();
         self.beam_work = Counters::default();
@@ -198,8 +208,13 @@ impl Session {
         if let Some(reason) = self.stopped {
             bail!("generation has stopped ({}); rewind, or reset with a new prompt", reason.describe());
         }
-        let (dist, final_probs) = self.describe(settings)?;
-        let rng_before = self.rng.clone();
+        let inputs = self.step_inputs(settings);
+        let (dist, final_probs) = self.describe_at(settings, &inputs)?;
+        let (rng_before, mu_before) = (self.rng.clone(), self.mirostat_mu);
+        if inputs.xtc_coin.is_some() {
+            // XTC's coin comes first, as the preview peeked it (`step_inputs`).
+            self.rng.next_f64();
+        }
         let coin = self.rng.next_f64();
         let id = rules::sample_inverse_cdf(&final_probs, coin);
         let chosen = ChosenToken {
@@ -211,7 +226,8 @@ impl Session {
             coin,
             special: self.tokenizer.is_special(id as u32),
         };
-        self.generated.push(Generated { chosen: chosen.clone(), rng_before });
+        self.advance_mirostat(settings, &inputs, final_probs[id]);
+        self.generated.push(Generated { chosen: chosen.clone(), rng_before, mu_before });
         self.stopped = self.stop_reason(settings, info.eos_id, info.context);
         if self.stopped.is_none() {
             self.feed(id as u32, settings)?;
@@ -230,6 +246,7 @@ impl Session {
         }
         if n < self.generated.len() {
             self.rng = self.generated[n].rng_before.clone();
+            self.mirostat_mu = self.generated[n].mu_before;
         }
         self.generated.truncate(n);
         self.stopped = None;
@@ -251,13 +268,18 @@ impl Session {
     }
 
     fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, Vec<f64>)> {
-        report::describe(
+        self.describe_at(settings, &self.step_inputs(settings))
+    }
+
+    fn describe_at(&self, settings: &GenerationSettings, inputs: &rules::StepInputs) -> Result<(Distribution, Vec<f64>)> {
+        report::describe_with(
             self.summary()?,
             &self.history(),
             &settings.rules,
             settings.top_n,
             self.pending_position(),
             &report::describer(self.tokenizer.as_ref()),
+            inputs,
         )
     }
 

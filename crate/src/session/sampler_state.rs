@@ -1,0 +1,55 @@
+//! What the stateful and random stages need from the session at a step:
+//! XTC's coin (drawn from the seeded RNG before the draw's own coin, so the
+//! same seed gives the same text and a preview shows the step's own cut),
+//! mirostat's mu (kept per generated token, so rewinding restores it) and
+//! DRY's sequence breakers as token ids (resolved from the tokenizer's
+//! pieces, as llama.cpp resolves them from its vocabulary).
+
+use super::{GenerationSettings, Session};
+use crate::rules::{self, StageKind, StepInputs};
+
+impl Session {
+    /// The inputs of the next step (a preview's and the step's own).
+    pub(super) fn step_inputs(&self, settings: &GenerationSettings) -> StepInputs {
+        let s = &settings.rules;
+        let stages = s.stages();
+        let xtc_live = s.xtc_probability > 0.0 && s.xtc_threshold <= 0.5 && stages.contains(&StageKind::Xtc);
+        let mirostat_live = s.mirostat != 0 && stages.contains(&StageKind::Mirostat);
+        let dry_live = rules::Dry { multiplier: s.dry_multiplier, base: s.dry_base, allowed_length: 0, penalty_last_n: s.dry_penalty_last_n }
+            .is_on()
+            && stages.contains(&StageKind::Dry);
+        StepInputs {
+            xtc_coin: xtc_live.then(|| self.rng.clone().next_f64()),
+            mirostat_mu: mirostat_live.then(|| self.mirostat_mu.unwrap_or_else(|| rules::initial_mu(s.mirostat_tau))),
+            dry_breakers: if dry_live { self.breaker_ids(&s.dry_sequence_breakers) } else { Vec::new() },
+        }
+    }
+
+    /// Moves mu by the drawn token's surprise under the final distribution
+    /// (the mirostat stage's when it is last, as in llama.cpp's chain).
+    pub(super) fn advance_mirostat(&mut self, settings: &GenerationSettings, inputs: &StepInputs, p_chosen: f64) {
+        if let Some(mu) = inputs.mirostat_mu {
+            let s = &settings.rules;
+            self.mirostat_mu = Some(rules::next_mu(mu, s.mirostat_tau, s.mirostat_eta, p_chosen));
+        }
+    }
+
+    /// The ids of the tokens whose piece holds one of `breakers` (sorted),
+    /// resolved once per list of breakers.
+    fn breaker_ids(&self, breakers: &[String]) -> Vec<u32> {
+        let mut cache = self.dry_breakers.borrow_mut();
+        if let Some((for_list, ids)) = cache.as_ref()
+            && for_list.as_slice() == breakers
+        {
+            return ids.clone();
+        }
+        let ids: Vec<u32> = (0..self.tokenizer.vocab_size() as u32)
+            .filter(|&id| {
+                let piece = self.tokenizer.id_to_piece(id);
+                breakers.iter().any(|b| piece.contains(b.as_str()))
+            })
+            .collect();
+        *cache = Some((breakers.to_vec(), ids.clone()));
+        ids
+    }
+}

@@ -289,6 +289,18 @@ test("the greedy cycle's link generates the penalised run live in the output pan
   await page.waitForFunction(() => document.querySelector("#p-output .body")?.textContent.replace(/\s/g, "").startsWith("abcbababcbababcba"), null, { timeout: 10000 });
 });
 
+test("on a phone (390×844) the menu sits on the title's line and its list stays on screen", async () => {
+  const { page: phone } = await openPage(browser, `${server.url}index.html?lesson=top-k-3`, { viewport: { width: 390, height: 844 } });
+  await waitForReady(phone);
+  const box = (sel) => phone.$eval(sel, (el) => { const b = el.getBoundingClientRect(); return { top: b.top, bottom: b.bottom, left: b.left, right: b.right }; });
+  const [menu, title, lede] = [await box(".lessons-menu summary"), await box("header.top h1"), await box(".lede")];
+  assert.ok(menu.bottom <= lede.top && menu.top < title.bottom, `menu ${JSON.stringify(menu)}, title ${JSON.stringify(title)}`);
+  await phone.click(".lessons-menu summary");
+  const list = await box("#lessons-list");
+  assert.ok(list.left >= 0 && list.right <= 390, `the list is on screen: ${JSON.stringify(list)}`);
+  await phone.close();
+});
+
 test("the KV-size calculator: grouped-query attention and the loaded model", async () => {
   await openLesson("kv-size");
   await page.fill("#kv-size-kv_heads", "8");

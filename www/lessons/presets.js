@@ -175,7 +175,7 @@ export const PRESETS = [
     id: "kv-demo-flops", title: "The lesson's 8-step demo: naive against cached FLOPs",
     caption: ["One head, d_head = 4: at step t the naive pass costs t times the cached one (ratios 1…8).",
       "Over 8 steps: 3,564 FLOPs against 708 (5.03×); the cached outputs equal the naive ones to round-off."],
-    query: "model=kv-demo&steps=7&panels=kv", figure: "flop-bars",
+    query: "model=kv-demo&steps=5&panels=kv", figure: "flop-bars",
     numbers: (d) => [
       ...d.per_step_ratio.map((r, i) => [`ratio${i + 1}`, `step ${i + 1}: naive / cached`, r, 6]),
       ["naive_total", "cumulative naive FLOPs", d.cumulative_naive, null],

@@ -30,13 +30,19 @@ export async function replay() {
   }
   let msg;
   try {
-    msg = await client.request("reset", { prompt: currentPrompt(), settings: engineSettings() });
+    // A prompt longer than the context starts from its newest part (what the
+    // sliding window keeps: three quarters of the context) instead of being
+    // refused, so the distribution and Step stay usable; the page says so.
+    const settings = { ...engineSettings(), context_policy: "sliding" };
+    msg = await client.request("reset", { prompt: currentPrompt(), settings });
   } catch (err) {
     view.report = null;
     view.distribution = null;
+    unsay("prompt-window");
     throw err;
   }
   takeReport(msg);
+  sayPromptWindow(msg.report);
   emit("replay-start", { ms: msg.ms });
   for (let i = 0; i < state.steps; i++) {
     msg = await client.request("step", { settings: engineSettings() });
@@ -49,6 +55,19 @@ export async function replay() {
   updateUrl();
   engineHooks.replayed();
   scheduleBeam();
+}
+
+/**
+ * Says how much of a prompt too long for the context the model reads (the
+ * reset's report: kv.dropped prompt tokens left out), or clears the note.
+ * @param {any} report
+ */
+function sayPromptWindow(report) {
+  const dropped = report.kv.dropped;
+  if (!dropped) { unsay("prompt-window"); return; }
+  const total = report.prompt_tokens.length;
+  say(`The prompt has ${total} tokens, more than the model's context holds: it reads only the last ${total - dropped} ` +
+    `(the first ${dropped} are left out). Generation stops when the context is full.`, "info", "prompt-window");
 }
 
 /** Replay, saying what went wrong instead of throwing. */

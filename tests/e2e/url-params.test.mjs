@@ -103,8 +103,10 @@ test("the page opens a 20,000-character prompt link, says what it ignored and le
     .some((e) => new RegExp(src).test(e.textContent)), re.source, { timeout: 60000 });
   await says(/^unknown URL parameter foo: ignored \(the README lists the ones the page reads\)$/);
   await says(/^seed is given 2 times; using the first \(3\)$/);
-  // bard's context is 128 tokens: the engine says so, and nothing is drawn.
-  await says(/^the prompt has \d+ tokens but the context holds 128: shorten it/);
+  // bard's context is 128 tokens: the page says the model reads the prompt's
+  // last 96 (the sliding window's three quarters), and the distribution shows.
+  await says(/^The prompt has \d+ tokens, more than the model's context holds: it reads only the last 96 /);
+  await page.waitForSelector("body[data-ready=true]", { state: "attached", timeout: 60000 });
   await says(/leave out the prompt \(20,000 characters\); whoever opens them gets the model's default prompt/);
   await page.waitForFunction(() => document.body.dataset.urlPending !== "true");
   const link = new URLSearchParams(await page.evaluate(() => location.search));

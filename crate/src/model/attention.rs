@@ -111,10 +111,17 @@ fn attend(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, start: usize, rows: usize) -
             let q = q.clone().slice([0..b, 0..h, first..first + n, 0..hd]);
             let q = q.reshape([b, kvh, group * n, hd]); // row r: head (r / n) of the group, position first + r % n
             let scores = q.matmul(k_t.clone()) / (hd as f64).sqrt(); // (b, kvh, group·n, keys)
-            let (mask, seen) = causal_mask(start + first, n, keys, &scores.device());
-            visible += seen;
-            let mask = mask.reshape([1, 1, 1, n, keys]).repeat_dim(2, group).reshape([1, 1, group * n, keys]);
-            let weights = softmax(scores.mask_fill(mask, f32::NEG_INFINITY), 3);
+            let weights = if n == 1 && start + first + 1 == keys {
+                // One query at the last position sees every key: no mask (a
+                // decode step; five operations fewer).
+                visible += keys as u64;
+                softmax(scores, 3)
+            } else {
+                let (mask, seen) = causal_mask(start + first, n, keys, &scores.device());
+                visible += seen;
+                let mask = mask.reshape([1, 1, 1, n, keys]).repeat_dim(2, group).reshape([1, 1, group * n, keys]);
+                softmax(scores.mask_fill(mask, f32::NEG_INFINITY), 3)
+            };
             weights.matmul(v.clone()).reshape([b, h, n, hd]) // (b, h, n, hd)
         })
         .collect();

@@ -51,8 +51,11 @@ impl TokenEmbedding {
             // copy the whole (transposed) embedding on every call, while its
             // 2-D matmul reads the strides as they are.
             (Some(w), _) => {
-                let [b, t, d] = x.dims();
                 let embedding = w.val();
+                if let Some(y) = super::projection::dense_product(&x, &embedding, true) {
+                    return y;
+                }
+                let [b, t, d] = x.dims();
                 let vocab = embedding.dims()[0];
                 x.reshape([b * t, d]).matmul(embedding.transpose()).reshape([b, t, vocab])
             }

@@ -10,6 +10,28 @@ use burn::tensor::{Device, Tensor};
 
 use crate::quant::BlockMatrix;
 
+/// Input rows up to which an f32 product goes through `quant::ops::DenseOps`
+/// (a decode step, a few beams); longer chunks (a prompt) use burn's matmul.
+pub const DENSE_ROWS: usize = 8;
+
+/// `x · W` (W `[k, n]`) or `x · Wᵀ` (W `[n, k]`, `transposed`) through the
+/// few-row kernels, when `x` has at most `DENSE_ROWS` rows and no gradient
+/// is being recorded (the extension has no backward pass); `None` otherwise.
+///
+/// # Shapes
+/// - x: `[b, t, k]` → `[b, t, n]`
+pub fn dense_product(x: &Tensor<3>, w: &Tensor<2>, transposed: bool) -> Option<Tensor<3>> {
+    use burn::backend::Dispatch;
+    use crate::quant::ops::DenseOps;
+    let [b, t, k] = x.dims();
+    if b * t > DENSE_ROWS || x.device().is_autodiff() {
+        return None;
+    }
+    let n = w.dims()[if transposed { 0 } else { 1 }];
+    let y = <Dispatch as DenseOps>::dense_matmul(x.clone().reshape([b * t, k]).into_dispatch(), w.clone().into_dispatch(), transposed);
+    Some(Tensor::<2>::from_dispatch(y).reshape([b, t, n]))
+}
+
 #[derive(Module, Debug)]
 pub struct Projection {
     /// `[d_in, d_out]`; `None` when `blocks` holds the weight.
@@ -42,7 +64,13 @@ impl Projection {
     pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
         let bias = self.bias.as_ref().map(|b| b.val());
         match (&self.weight, &self.blocks) {
-            (Some(w), _) => burn::tensor::module::linear(x, w.val(), bias),
+            (Some(w), _) => match dense_product(&x, &w.val(), false) {
+                Some(y) => match bias {
+                    Some(b) => y + b.unsqueeze::<3>(),
+                    None => y,
+                },
+                None => burn::tensor::module::linear(x, w.val(), bias),
+            },
             (None, Some(m)) => {
                 let y = m.forward(x);
                 match bias {

@@ -42,6 +42,19 @@ pub fn angle_tables(start: usize, len: usize, head_dim: usize, base: f64, device
 /// - cos, sin: `[T, head_dim / 2]`
 /// - returned: `[batch, heads, T, head_dim]`
 pub fn apply_rope(x: Tensor<4>, cos: &Tensor<2>, sin: &Tensor<2>, style: RopeStyle) -> Tensor<4> {
+    if x.device().is_autodiff() {
+        return apply_rope_ops(x, cos, sin, style);
+    }
+    // One fused operation (`quant::rows::rope`) instead of the eleven below.
+    use crate::quant::ops::RowOps;
+    let interleaved = style == RopeStyle::Interleaved;
+    let y = <burn::backend::Dispatch as RowOps>::rope(x.into_dispatch(), cos.clone().into_dispatch(), sin.clone().into_dispatch(), interleaved);
+    Tensor::from_dispatch(y)
+}
+
+/// `apply_rope` in burn's tensor operations (the autodiff path, and the
+/// reference the fused one is tested against).
+pub fn apply_rope_ops(x: Tensor<4>, cos: &Tensor<2>, sin: &Tensor<2>, style: RopeStyle) -> Tensor<4> {
     let [b, h, t, d] = x.dims();
     let half = d / 2;
     let cos = cos.clone().reshape([1, 1, t, half]);

@@ -12,6 +12,7 @@
 pub mod kernels;
 pub mod matrix;
 pub mod ops;
+pub mod rows;
 
 pub use kernels::BlockFormat;
 pub use matrix::BlockMatrix;

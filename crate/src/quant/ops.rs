@@ -31,6 +31,64 @@ pub trait BlockOps: Backend {
     fn block_rows(blocks: IntTensor<Self>, ids: IntTensor<Self>, format: BlockFormat, n: usize, k: usize) -> FloatTensor<Self>;
 }
 
+/// f32 products for a few input rows (a decode step): `kernels::dense`.
+#[backend_extension(Flex, NdArray: cfg(feature = "ndarray"))]
+pub trait DenseOps: Backend {
+    /// `x · W` for W `[k, n]`, or with `transposed` `x · Wᵀ` for W `[n, k]`.
+    ///
+    /// # Shapes
+    /// - x: `[m, k]` f32; w: `[k, n]` (or `[n, k]`) f32 → `[m, n]` f32
+    fn dense_matmul(x: FloatTensor<Self>, w: FloatTensor<Self>, transposed: bool) -> FloatTensor<Self>;
+}
+
+/// Row-wise f32 operations fused into one each (`quant::rows`).
+#[backend_extension(Flex, NdArray: cfg(feature = "ndarray"))]
+pub trait RowOps: Backend {
+    /// RMS norm over the last dimension, times `gamma`.
+    ///
+    /// # Shapes
+    /// - x: `[.., d]`; gamma: `[d]` → `[.., d]`
+    fn rms_norm(x: FloatTensor<Self>, gamma: FloatTensor<Self>, eps: f64) -> FloatTensor<Self>;
+
+    /// Rotary positions (interleaved pairs or rotate-half).
+    ///
+    /// # Shapes
+    /// - x: `[b, h, t, hd]`; cos, sin: `[t, hd/2]` → `[b, h, t, hd]`
+    fn rope(x: FloatTensor<Self>, cos: FloatTensor<Self>, sin: FloatTensor<Self>, interleaved: bool) -> FloatTensor<Self>;
+}
+
+fn rms_norm_slices(x: &[f32], gamma: &[f32], eps: f64) -> Vec<f32> {
+    let mut out = vec![0f32; x.len()];
+    super::rows::rms_norm(x, gamma, eps, &mut out);
+    out
+}
+
+fn rope_slices(x: &[f32], dims: &[usize], cos: &[f32], sin: &[f32], interleaved: bool) -> Vec<f32> {
+    assert_eq!(dims.len(), 4, "rope takes [b, h, t, hd]");
+    let mut out = vec![0f32; x.len()];
+    super::rows::rope(x, dims[2], dims[3], cos, sin, interleaved, &mut out);
+    out
+}
+
+/// `dense_matmul` on plain slices: (out, m, n).
+fn dense_slices(x: &[f32], x_dims: [usize; 2], w: &[f32], w_dims: [usize; 2], transposed: bool) -> (Vec<f32>, usize, usize) {
+    let [m, k] = x_dims;
+    let (wk, n) = if transposed { (w_dims[1], w_dims[0]) } else { (w_dims[0], w_dims[1]) };
+    assert_eq!(k, wk, "dense_matmul of [{m}, {k}] by a weight of {w_dims:?} (transposed: {transposed})");
+    let mut out = vec![0f32; m * n];
+    if transposed {
+        kernels::dense::xwt(w, n, k, x, m, &mut out);
+    } else {
+        kernels::dense::xw(w, k, n, x, m, &mut out);
+    }
+    (out, m, n)
+}
+
+fn dims2(shape: burn::tensor::Shape) -> [usize; 2] {
+    assert_eq!(shape.num_dims(), 2, "dense_matmul takes 2-D tensors");
+    [shape[0], shape[1]]
+}
+
 /// The product on plain slices; the shapes were checked when the matrix was built.
 fn matmul_slices(format: BlockFormat, blocks: &[u8], n: usize, k: usize, x: &[f32]) -> (Vec<f32>, usize) {
     assert_eq!(blocks.len(), n * format.row_bytes(k), "block matrix of {n} × {k} {} has the wrong length", format.name());
@@ -71,6 +129,31 @@ fn flex_ids(ids: &FlexTensor) -> Vec<usize> {
     }
 }
 
+impl DenseOps for Flex {
+    fn dense_matmul(x: FlexTensor, w: FlexTensor, transposed: bool) -> FlexTensor {
+        use burn::backend::TensorMetadata;
+        let (xd, wd) = (dims2(x.shape()), dims2(w.shape()));
+        let (out, m, n) = dense_slices(&flex_f32(&x), xd, &flex_f32(&w), wd, transposed);
+        FlexTensor::from_data(TensorData::new(out, [m, n]))
+    }
+}
+
+impl RowOps for Flex {
+    fn rms_norm(x: FlexTensor, gamma: FlexTensor, eps: f64) -> FlexTensor {
+        use burn::backend::TensorMetadata;
+        let shape = x.shape();
+        let out = rms_norm_slices(&flex_f32(&x), &flex_f32(&gamma), eps);
+        FlexTensor::from_data(TensorData::new(out, shape))
+    }
+
+    fn rope(x: FlexTensor, cos: FlexTensor, sin: FlexTensor, interleaved: bool) -> FlexTensor {
+        use burn::backend::TensorMetadata;
+        let shape = x.shape();
+        let out = rope_slices(&flex_f32(&x), &shape, &flex_f32(&cos), &flex_f32(&sin), interleaved);
+        FlexTensor::from_data(TensorData::new(out, shape))
+    }
+}
+
 impl BlockOps for Flex {
     fn block_matmul(x: FlexTensor, blocks: FlexTensor, format: BlockFormat, n: usize, k: usize) -> FlexTensor {
         let x = flex_f32(&x);
@@ -94,7 +177,7 @@ mod ndarray_impl {
     use burn::backend::TensorMetadata;
     use burn::tensor::TensorData;
 
-    use super::{BlockFormat, BlockOps, matmul_slices, rows_slices};
+    use super::{BlockFormat, BlockOps, DenseOps, RowOps, dense_slices, dims2, matmul_slices, rope_slices, rms_norm_slices, rows_slices};
 
     use std::borrow::Cow;
 
@@ -105,6 +188,37 @@ mod ndarray_impl {
                 None => Cow::Owned(s.view().iter().copied().collect()),
             },
             other => panic!("block storage of dtype {:?}", other.dtype()),
+        }
+    }
+
+    /// An f32 tensor's values in row-major order (borrowed when it is laid out so).
+    fn f32s(t: &NdArrayTensor) -> Cow<'_, [f32]> {
+        match t {
+            NdArrayTensor::F32(s) => match s.view().to_slice() {
+                Some(v) => Cow::Borrowed(v),
+                None => Cow::Owned(s.view().iter().copied().collect()),
+            },
+            other => panic!("an f32 operation on {:?}", other.dtype()),
+        }
+    }
+
+    impl RowOps for NdArray {
+        fn rms_norm(x: NdArrayTensor, gamma: NdArrayTensor, eps: f64) -> NdArrayTensor {
+            let shape = x.shape();
+            NdArrayTensor::from_data(TensorData::new(rms_norm_slices(&f32s(&x), &f32s(&gamma), eps), shape))
+        }
+
+        fn rope(x: NdArrayTensor, cos: NdArrayTensor, sin: NdArrayTensor, interleaved: bool) -> NdArrayTensor {
+            let shape = x.shape();
+            NdArrayTensor::from_data(TensorData::new(rope_slices(&f32s(&x), &shape, &f32s(&cos), &f32s(&sin), interleaved), shape))
+        }
+    }
+
+    impl DenseOps for NdArray {
+        fn dense_matmul(x: NdArrayTensor, w: NdArrayTensor, transposed: bool) -> NdArrayTensor {
+            let (xd, wd) = (dims2(x.shape()), dims2(w.shape()));
+            let (out, m, n) = dense_slices(&f32s(&x), xd, &f32s(&w), wd, transposed);
+            NdArrayTensor::from_data(TensorData::new(out, [m, n]))
         }
     }
 

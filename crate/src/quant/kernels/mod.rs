@@ -18,6 +18,7 @@
 //! weights are not read once per row.
 
 mod activations;
+pub mod dense;
 mod format;
 mod scalar;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]

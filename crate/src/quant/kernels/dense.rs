@@ -1,0 +1,226 @@
+//! f32 products for a few input rows (a decode step), where burn's general
+//! matrix product spends much of its time setting up for one row:
+//!
+//! ```text
+//! xw   out[r][j] = Σ_i x[r][i] · W[i][j]    W stored [k, n] (burn's Linear weight)
+//! xwt  out[r][j] = Σ_i x[r][i] · W[j][i]    W stored [n, k] (a tied embedding as the LM head)
+//! ```
+//! `xw` keeps a block of 16 outputs in registers and walks down W's rows
+//! (each row's 64 bytes of the block are one cache line); `xwt` takes four
+//! rows of W at a time against one load of x, each with its own vector of
+//! partial sums. Paths: wasm simd128 (the browser build), the portable code
+//! compiled for AVX2 + FMA on x86_64 when the CPU has them (so it
+//! vectorises), and the portable code as such. They add the same products
+//! in other orders, so they differ by f32 rounding only.
+
+/// Outputs per register block in `xw`.
+const COLS: usize = 16;
+
+/// `out = x · W` for W `[k, n]` row-major, x `rows × k`, out `rows × n`.
+///
+/// # Panics
+/// If a slice length does not match the shape.
+pub fn xw(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize, out: &mut [f32]) {
+    assert!(w.len() == k * n && x.len() == rows * k && out.len() == rows * n, "xw shapes");
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    return simd128::xw(w, k, n, x, rows, out);
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU has AVX2 and FMA.
+        return unsafe { xw_avx2(w, k, n, x, rows, out) };
+    }
+    #[allow(unreachable_code)]
+    xw_portable(w, k, n, x, rows, out)
+}
+
+/// `out = x · Wᵀ` for W `[n, k]` row-major, x `rows × k`, out `rows × n`.
+///
+/// # Panics
+/// If a slice length does not match the shape.
+pub fn xwt(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
+    assert!(w.len() == k * n && x.len() == rows * k && out.len() == rows * n, "xwt shapes");
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    return simd128::xwt(w, n, k, x, rows, out);
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU has AVX2 and FMA.
+        return unsafe { xwt_avx2(w, n, k, x, rows, out) };
+    }
+    #[allow(unreachable_code)]
+    xwt_portable(w, n, k, x, rows, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn avx2() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+}
+
+/// # Safety
+/// The CPU has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn xw_avx2(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize, out: &mut [f32]) {
+    xw_portable(w, k, n, x, rows, out)
+}
+
+/// # Safety
+/// The CPU has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn xwt_avx2(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
+    xwt_portable(w, n, k, x, rows, out)
+}
+
+#[inline(always)]
+pub(super) fn xw_portable(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize, out: &mut [f32]) {
+    for r in 0..rows {
+        let (xr, yr) = (&x[r * k..][..k], &mut out[r * n..][..n]);
+        let mut j = 0;
+        while j + COLS <= n {
+            let mut acc = [0f32; COLS];
+            for (i, &xi) in xr.iter().enumerate() {
+                let wi = &w[i * n + j..][..COLS];
+                for c in 0..COLS {
+                    acc[c] += xi * wi[c];
+                }
+            }
+            yr[j..j + COLS].copy_from_slice(&acc);
+            j += COLS;
+        }
+        for (jj, y) in yr.iter_mut().enumerate().skip(j) {
+            *y = xr.iter().enumerate().map(|(i, &xi)| xi * w[i * n + jj]).sum();
+        }
+    }
+}
+
+#[inline(always)]
+pub(super) fn xwt_portable(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
+    const LANES: usize = 8;
+    for r in 0..rows {
+        let xr = &x[r * k..][..k];
+        for (j, wj) in w.chunks_exact(k).enumerate() {
+            let mut acc = [0f32; LANES];
+            let mut xs = xr.chunks_exact(LANES);
+            let mut ws = wj.chunks_exact(LANES);
+            for (xc, wc) in (&mut xs).zip(&mut ws) {
+                for l in 0..LANES {
+                    acc[l] += xc[l] * wc[l];
+                }
+            }
+            let tail: f32 = xs.remainder().iter().zip(ws.remainder()).map(|(a, b)| a * b).sum();
+            out[r * n + j] = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
+        }
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128 {
+    use core::arch::wasm32::*;
+
+    use super::COLS;
+
+    pub(super) fn xw(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize, out: &mut [f32]) {
+        for r in 0..rows {
+            let (xr, yr) = (&x[r * k..][..k], &mut out[r * n..][..n]);
+            let mut j = 0;
+            while j + COLS <= n {
+                let mut acc = [f32x4_splat(0.0); 4];
+                for (i, &xi) in xr.iter().enumerate() {
+                    let xv = f32x4_splat(xi);
+                    // SAFETY: w holds k rows of n, and j + 16 <= n.
+                    let p = unsafe { w.as_ptr().add(i * n + j) } as *const v128;
+                    for (c, a) in acc.iter_mut().enumerate() {
+                        // SAFETY: four f32 at column j + 4c of row i.
+                        *a = f32x4_add(*a, f32x4_mul(xv, unsafe { v128_load(p.add(c)) }));
+                    }
+                }
+                for (c, a) in acc.into_iter().enumerate() {
+                    // SAFETY: outputs j + 4c .. + 4 are inside the row (j + 16 <= n).
+                    unsafe { v128_store(yr.as_mut_ptr().add(j + 4 * c) as *mut v128, a) };
+                }
+                j += COLS;
+            }
+            for (jj, y) in yr.iter_mut().enumerate().skip(j) {
+                *y = xr.iter().enumerate().map(|(i, &xi)| xi * w[i * n + jj]).sum();
+            }
+        }
+    }
+
+    pub(super) fn xwt(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
+        let k4 = k / 4 * 4;
+        for r in 0..rows {
+            let xr = &x[r * k..][..k];
+            let mut j = 0;
+            while j + 4 <= n {
+                let mut acc = [f32x4_splat(0.0); 4];
+                let mut i = 0;
+                while i < k4 {
+                    // SAFETY: i + 4 <= k: four f32 of x, and of rows j..j + 4 of w.
+                    unsafe {
+                        let xv = v128_load(xr.as_ptr().add(i) as *const v128);
+                        for (q, a) in acc.iter_mut().enumerate() {
+                            *a = f32x4_add(*a, f32x4_mul(xv, v128_load(w.as_ptr().add((j + q) * k + i) as *const v128)));
+                        }
+                    }
+                    i += 4;
+                }
+                // Lane sums of the four accumulators, one per output.
+                let t0 = f32x4_add(i32x4_shuffle::<0, 4, 1, 5>(acc[0], acc[1]), i32x4_shuffle::<2, 6, 3, 7>(acc[0], acc[1]));
+                let t1 = f32x4_add(i32x4_shuffle::<0, 4, 1, 5>(acc[2], acc[3]), i32x4_shuffle::<2, 6, 3, 7>(acc[2], acc[3]));
+                let s = f32x4_add(i32x4_shuffle::<0, 1, 4, 5>(t0, t1), i32x4_shuffle::<2, 3, 6, 7>(t0, t1));
+                let mut y = [0f32; 4];
+                // SAFETY: four f32 into a local array.
+                unsafe { v128_store(y.as_mut_ptr() as *mut v128, s) };
+                for (q, yq) in y.iter().enumerate() {
+                    let tail: f32 = (k4..k).map(|i| xr[i] * w[(j + q) * k + i]).sum();
+                    out[r * n + j + q] = yq + tail;
+                }
+                j += 4;
+            }
+            for jj in j..n {
+                out[r * n + jj] = xr.iter().zip(&w[jj * k..][..k]).map(|(a, b)| a * b).sum();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each path adds k products in some order: within (k + 2)·u·Σ|x·w| of
+    /// the exact sum (u = 2^-24; FMA only rounds less).
+    fn check(rows: usize, k: usize, n: usize) {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0
+        };
+        let x: Vec<f32> = (0..rows * k).map(|_| next()).collect();
+        let w: Vec<f32> = (0..k * n).map(|_| next()).collect();
+        let wt: Vec<f32> = (0..n * k).map(|t| w[(t % k) * n + t / k]).collect(); // [n, k]
+        let (mut a, mut b) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
+        xw(&w, k, n, &x, rows, &mut a);
+        xwt(&wt, n, k, &x, rows, &mut b);
+        let u = 1.0 / (1u64 << 24) as f64;
+        for r in 0..rows {
+            for j in 0..n {
+                let terms = (0..k).map(|i| x[r * k + i] as f64 * w[i * n + j] as f64);
+                let exact: f64 = terms.clone().sum();
+                let bound = (k as f64 + 2.0) * u * terms.map(f64::abs).sum::<f64>();
+                for (what, got) in [("xw", a[r * n + j]), ("xwt", b[r * n + j])] {
+                    assert!((got as f64 - exact).abs() <= bound, "{what} rows={rows} k={k} n={n} [{r}][{j}]: {got} vs {exact}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dense_products_match_the_exact_sums() {
+        for (rows, k, n) in [(1, 192, 192), (1, 192, 2048), (3, 512, 192), (2, 7, 5), (1, 33, 21), (4, 64, 48), (1, 1, 1)] {
+            check(rows, k, n);
+        }
+    }
+}

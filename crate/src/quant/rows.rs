@@ -1,0 +1,80 @@
+//! Row-wise f32 operations fused into one backend operation each
+//! (`RowOps`): burn's RMS norm is seven operations and a rotary embedding
+//! eleven, and on a decode step each operation's own cost (allocating,
+//! dispatching, a pass over a few hundred values) is most of what it does.
+//! The arithmetic is burn's, in the same order (`x / rms · γ`;
+//! `a·cos − c·sin`, `a·sin + c·cos`), so only the sum of squares may round
+//! differently. Not for autodiff (no backward pass): the callers check.
+
+/// RMS norm of each row of `d` values: `x / sqrt(mean(x²) + eps) · γ`.
+pub fn rms_norm(x: &[f32], gamma: &[f32], eps: f64, out: &mut [f32]) {
+    let d = gamma.len();
+    assert!(d > 0 && x.len() % d == 0 && out.len() == x.len(), "rms_norm shapes");
+    for (xr, yr) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+        const LANES: usize = 8;
+        let mut acc = [0f32; LANES];
+        let mut chunks = xr.chunks_exact(LANES);
+        for c in &mut chunks {
+            for l in 0..LANES {
+                acc[l] += c[l] * c[l];
+            }
+        }
+        let tail: f32 = chunks.remainder().iter().map(|v| v * v).sum();
+        let ss = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
+        let rms = (ss / d as f32 + eps as f32).sqrt();
+        for ((y, &v), &g) in yr.iter_mut().zip(xr).zip(gamma) {
+            *y = (v / rms) * g;
+        }
+    }
+}
+
+/// Rotates rows of `hd` values by the angles of their position: `x` is
+/// `[groups, t, hd]` row-major (row r is at position `r % t`), `cos`/`sin`
+/// `[t, hd/2]`.
+/// Interleaved pairs are (2i, 2i + 1); otherwise (i, i + hd/2).
+pub fn rope(x: &[f32], t: usize, hd: usize, cos: &[f32], sin: &[f32], interleaved: bool, out: &mut [f32]) {
+    let half = hd / 2;
+    assert!(hd % 2 == 0 && t > 0 && x.len() % (t * hd) == 0 && cos.len() == t * half && sin.len() == t * half && out.len() == x.len(), "rope shapes");
+    for (r, (xr, yr)) in x.chunks_exact(hd).zip(out.chunks_exact_mut(hd)).enumerate() {
+        let p = r % t;
+        let (co, si) = (&cos[p * half..][..half], &sin[p * half..][..half]);
+        for i in 0..half {
+            let (ia, ic) = if interleaved { (2 * i, 2 * i + 1) } else { (i, i + half) };
+            let (a, c) = (xr[ia], xr[ic]);
+            yr[ia] = a * co[i] - c * si[i];
+            yr[ic] = a * si[i] + c * co[i];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::{Distribution, Tensor};
+
+    use crate::config::RopeStyle;
+    use crate::model::norm::Norm;
+    use crate::model::rope::{angle_tables, apply_rope};
+
+    /// The fused operations against burn's own, on the backends there are.
+    #[test]
+    fn fused_rows_match_burns_operations() {
+        for backend in crate::backend::BackendKind::available() {
+            let device = backend.device().unwrap();
+            let x = Tensor::<3>::random([2, 3, 40], Distribution::Normal(0.0, 2.0), &device);
+            let norm = Norm::init(crate::config::NormKind::RmsNorm, 40, 1e-5, &device);
+            let Norm::Rms(n) = &norm else { unreachable!() };
+            let fused = norm.forward(x.clone()).into_data().try_to_vec::<f32>().unwrap();
+            let plain = n.forward(x).into_data().try_to_vec::<f32>().unwrap();
+            let worst = fused.iter().zip(&plain).map(|(a, b)| (a - b).abs() / (1.0 + b.abs())).fold(0f32, f32::max);
+            assert!(worst < 1e-6, "{backend:?} rms norm: {worst}");
+            for style in [RopeStyle::Interleaved, RopeStyle::RotateHalf] {
+                // A swapped view, as attention passes it.
+                let q = Tensor::<4>::random([1, 5, 3, 8], Distribution::Normal(0.0, 1.0), &device).swap_dims(1, 2);
+                let (cos, sin) = angle_tables(7, 5, 8, 10000.0, &device);
+                let fused = apply_rope(q.clone(), &cos, &sin, style).into_data().try_to_vec::<f32>().unwrap();
+                let plain = crate::model::rope::apply_rope_ops(q, &cos, &sin, style).into_data().try_to_vec::<f32>().unwrap();
+                assert_eq!(fused, plain, "{backend:?} {style:?}");
+            }
+        }
+    }
+}

@@ -181,26 +181,25 @@ test("mirostat v2 keeps the tokens within mu = 2 tau bits of surprise before the
   await page.close();
 });
 
-// The engine reports mu per step through the distribution's step_inputs and
-// each generated token's mirostat_mu (the session part of issue 14 is still
-// landing): a todo until it does.
-test("mirostat's mu step by step: 2 tau, then moved by eta * (tau - the drawn token's surprise)", {
-  todo: "needs the engine's mu in the reports (each generated token's mirostat_mu, the distribution's step_inputs)",
-}, async () => {
+test("mirostat's mu step by step: 2 tau at the start, then moved by eta * (tau - the drawn token's surprise)", async () => {
   const page = await open("?model=logits10&mirostat=2&mirostat_ent=1.5&mirostat_lr=0.1");
   const mask = mirostat2Mask(P, 1.5);
-  // After a step mu moves by eta * (tau - s), s = -log2 of the drawn token's
-  // probability in what it was drawn from: the three kept, renormalised.
+  await page.waitForSelector("#p-rules .mu-list li");
+  assert.equal(Number(await page.getAttribute("#p-rules .mu-list li:last-child", "data-mu")), 3, "mu starts at 2 tau");
+  // The first token is drawn at mu = 3 from the three kept, renormalised;
+  // the second step's distribution is cut at mu - eta * (s - tau), s its surprise in bits.
   await page.click("#btn-step");
-  await page.waitForSelector("#p-rules .mu-list li:nth-child(2)", { timeout: 4000 });
-  const mus = await page.$$eval("#p-rules .mu-list li", (lis) => lis.map((li) => Number(li.dataset.mu)));
-  assert.equal(mus[0], 3, "mu starts at 2 tau");
+  await page.waitForSelector("#p-output .out-gen .tok");
   const drawn = (await page.textContent("#p-output .out-gen .tok")).trim();
   const id = Number(drawn.slice(1)) - 1;
   assert.ok(mask[id], `the drawn token ${drawn} is one mirostat kept`);
+  await page.click("#btn-step");
+  // the second token's distribution (position 2, after the prompt's one token and the first drawn)
+  await page.waitForFunction(() => /position 2:/.test(document.querySelector("#p-rules .mu-list li:last-child")?.textContent ?? ""), null, { timeout: 10000 });
+  const mu = Number(await page.getAttribute("#p-rules .mu-list li:last-child", "data-mu"));
   const kept = P.reduce((a, p, i) => a + (mask[i] ? p : 0), 0);
   const surprise = -Math.log2(P[id] / kept);
-  assert.ok(Math.abs(mus[1] - (3 - 0.1 * (surprise - 1.5))) < 1e-9, `mu after ${drawn}: ${mus[1]}`);
+  assert.ok(Math.abs(mu - (3 - 0.1 * (surprise - 1.5))) < 1e-9, `mu after ${drawn}: ${mu}, want ${3 - 0.1 * (surprise - 1.5)}`);
   assert.deepEqual(page.problems(), []);
   await page.close();
 });

@@ -108,28 +108,30 @@ const MU_SHOWN = 12;
 
 /**
  * Mirostat's μ step by step: the value each generated token was drawn at
- * (`mirostat_mu` of each generated token), then the one this distribution
- * is cut at (its `step_inputs`).
+ * (each generated token's `mirostat_mu`, where the engine reports it), and
+ * the one this distribution is cut at (its `step_inputs`; null before the
+ * first token drawn under mirostat: μ is then its start, 2τ).
  * @param {Element} box
  * @param {RulesView} view
  */
 function renderMu(box, view) {
-  const on = stageIsOn(view.settings, "mirostat");
-  // the μ this distribution is cut with (the engine's step inputs)
-  const pending = view.distribution?.step_inputs?.mirostat_mu;
+  if (!stageIsOn(view.settings, "mirostat")) { box.replaceChildren(); return; }
+  const d = view.distribution;
   const steps = (view.generated ?? []).filter((t) => typeof t.mirostat_mu === "number")
     .map((t) => ({ mu: t.mirostat_mu, what: `before ${t.display}` }));
-  if (typeof pending === "number") steps.push({ mu: pending, what: "next" });
-  if (!on || steps.length === 0) { box.replaceChildren(); return; }
+  const now = d?.step_inputs?.mirostat_mu;
+  if (typeof now === "number" && !steps.some((x) => x.mu === now)) steps.push({ mu: now, what: `at position ${d.position}` });
   const head = box.firstElementChild ?? box.appendChild(makeEl("p", { class: "note" }));
   const list = head.nextElementSibling ?? box.appendChild(makeEl("ol", { class: "mu-list", "aria-label": "mirostat μ at each step" }));
   const shown = steps.slice(-MU_SHOWN);
   const skipped = steps.length - shown.length;
-  setText(head, `Mirostat μ (bits) step by step: it starts at 2τ and moves by η × (τ − the drawn token's surprise)${skipped ? `; the last ${MU_SHOWN} of ${steps.length}` : ""}.`);
+  setText(head, steps.length
+    ? `Mirostat μ (bits): it starts at 2τ and after each token moves by η × (τ − that token's surprise)${skipped ? `; the last ${MU_SHOWN} of ${steps.length}` : ""}.`
+    : "Mirostat μ (bits) is at its start, 2τ: no token has been drawn under it yet.");
   setAttr(list, "start", skipped + 1);
   const items = syncChildren(list, shown.length, () => makeEl("li"));
   shown.forEach(({ mu, what }, i) => {
-    setText(items[i], `${what}: ${mu.toFixed(3)}`);
+    setText(items[i], `${what}: μ = ${mu.toFixed(3)}`);
     setAttr(items[i], "data-mu", mu);
   });
 }

@@ -15,17 +15,46 @@
 
 use std::cmp::Ordering;
 
-/// `(distance |-ln p - H|, id)` of every possible token, most typical first.
-fn by_typicality(probs: &[f64]) -> Vec<(f64, u32)> {
+/// `(distance |-ln p - H|, id)` of every possible token, unordered.
+fn distances(probs: &[f64]) -> Vec<(f64, u32)> {
     let entropy: f64 = probs.iter().filter(|&&p| p > 0.0).map(|&p| -p * p.ln()).sum();
-    let mut ranked: Vec<(f64, u32)> = probs
+    probs
         .iter()
         .enumerate()
         .filter(|(_, p)| **p > 0.0)
         .map(|(i, &p)| ((-p.ln() - entropy).abs(), i as u32))
-        .collect();
-    ranked.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    ranked
+        .collect()
+}
+
+/// Most typical first, ties by lower id.
+fn typical_order(a: &(f64, u32), b: &(f64, u32)) -> Ordering {
+    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+}
+
+/// Sorts the `m` most typical of `ranked` to its front (the rest unsorted):
+/// a selection and a sort of `m`, not of the whole vocabulary.
+fn sort_front(ranked: &mut [(f64, u32)], m: usize) {
+    if m > 0 && m < ranked.len() {
+        ranked.select_nth_unstable_by(m - 1, typical_order);
+    }
+    ranked[..m].sort_unstable_by(typical_order);
+}
+
+/// Walks the most typical tokens in order, sorting a front of the order that
+/// grows fourfold until `cut` finds its answer in it: `cut(front, whole)`
+/// returns how many to keep, or `None` when it needs a longer front. The
+/// front is the full sort's own first entries, so the running sums add the
+/// same numbers in the same order as a full sort.
+fn walk(probs: &[f64], at_least: usize, cut: impl Fn(&[(f64, u32)], bool) -> Option<usize>) -> Vec<bool> {
+    let mut ranked = distances(probs);
+    let mut m = at_least.max(64).min(ranked.len());
+    loop {
+        sort_front(&mut ranked, m);
+        if let Some(n) = cut(&ranked[..m], m == ranked.len()) {
+            return mask_of(&ranked, n, probs.len());
+        }
+        m = (m * 4).min(ranked.len());
+    }
 }
 
 fn mask_of(ranked: &[(f64, u32)], n: usize, len: usize) -> Vec<bool> {
@@ -41,20 +70,32 @@ pub fn typical_p_mask(probs: &[f64], p: f64, min_keep: usize) -> Vec<bool> {
     if p >= 1.0 {
         return probs.iter().map(|&q| q > 0.0).collect();
     }
-    let ranked = by_typicality(probs);
-    let mut mass = 0.0;
-    let mut cut = ranked.len().saturating_sub(1);
-    for (i, &(_, id)) in ranked.iter().enumerate() {
-        mass += probs[id as usize];
-        if mass >= p {
-            cut = i;
-            break;
+    let keep = min_keep.max(1);
+    walk(probs, keep + 1, |front, whole| {
+        let mut mass = 0.0;
+        let mut cut = None;
+        for (i, &(_, id)) in front.iter().enumerate() {
+            mass += probs[id as usize];
+            if mass >= p {
+                cut = Some(i);
+                break;
+            }
         }
-    }
-    let Some(&(limit, _)) = ranked.get(cut) else { return vec![false; probs.len()] };
-    // Every token no farther than the cut token; then at least min_keep.
-    let n = ranked.partition_point(|r| r.0.partial_cmp(&limit) != Some(Ordering::Greater));
-    mask_of(&ranked, n.max(min_keep.max(1)).min(ranked.len()), probs.len())
+        // Rounding left the whole mass below p: the last token is the cut.
+        let cut = match cut {
+            Some(i) => i,
+            None if whole => front.len() - 1,
+            None => return None,
+        };
+        // Every token no farther than the cut token (a tie may reach past
+        // the front: then a longer one), then at least min_keep.
+        let limit = front[cut].0;
+        let n = front.partition_point(|r| r.0.partial_cmp(&limit) != Some(Ordering::Greater));
+        if n == front.len() && !whole {
+            return None;
+        }
+        Some(n.max(keep).min(front.len()))
+    })
 }
 
 /// llama.cpp's typical-p (see the module's notes).
@@ -62,17 +103,16 @@ pub fn typical_p_llama_mask(probs: &[f64], p: f64, min_keep: usize) -> Vec<bool>
     if p >= 1.0 {
         return probs.iter().map(|&q| q > 0.0).collect();
     }
-    let ranked = by_typicality(probs);
-    let mut mass = 0.0;
-    let mut n = ranked.len();
-    for (i, &(_, id)) in ranked.iter().enumerate() {
-        mass += probs[id as usize];
-        if mass > p && i + 1 >= min_keep {
-            n = i + 1;
-            break;
+    walk(probs, min_keep, |front, whole| {
+        let mut mass = 0.0;
+        for (i, &(_, id)) in front.iter().enumerate() {
+            mass += probs[id as usize];
+            if mass > p && i + 1 >= min_keep {
+                return Some(i + 1);
+            }
         }
-    }
-    mask_of(&ranked, n, probs.len())
+        whole.then_some(front.len())
+    })
 }
 
 #[cfg(test)]
@@ -90,6 +130,31 @@ mod tests {
         assert_eq!(typical_p_mask(&probs, 0.5, 1), vec![true, true, false]);
         assert_eq!(typical_p_mask(&probs, 0.9, 1), vec![true, true, true]);
         assert_eq!(typical_p_mask(&probs, 0.1, 2), vec![true, true, false], "min_keep in typical order");
+    }
+
+    /// The growing front gives what a full sort gives, on a large vocabulary
+    /// with ties and a deep cut.
+    #[test]
+    fn the_front_walk_is_the_full_sort() {
+        let mut rng = crate::rng::Rng::new(9);
+        for n in [3usize, 70, 300, 5000] {
+            let z: Vec<f64> = (0..n).map(|_| ((rng.next_normal() * 2.0) * 4.0).round() / 4.0).collect();
+            let probs = crate::rules::softmax(&z);
+            let mut full = distances(&probs);
+            full.sort_unstable_by(typical_order);
+            for p in [0.01, 0.3, 0.9, 0.999] {
+                for keep in [1, 5, 100] {
+                    let mut mass = 0.0;
+                    let llama = full.iter().enumerate().position(|(i, r)| { mass += probs[r.1 as usize]; mass > p && i + 1 >= keep });
+                    let want = mask_of(&full, llama.map_or(full.len(), |i| i + 1), n);
+                    assert_eq!(typical_p_llama_mask(&probs, p, keep), want, "llama n {n} p {p} keep {keep}");
+                    let mut mass = 0.0;
+                    let cut = full.iter().position(|r| { mass += probs[r.1 as usize]; mass >= p }).unwrap_or(full.len() - 1);
+                    let k = full.iter().filter(|r| r.0 <= full[cut].0).count().max(keep).min(full.len());
+                    assert_eq!(typical_p_mask(&probs, p, keep), mask_of(&full, k, n), "hf n {n} p {p} keep {keep}");
+                }
+            }
+        }
     }
 
     #[test]

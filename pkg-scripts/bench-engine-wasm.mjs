@@ -3,8 +3,11 @@
 // building the model from its files, prefill of a P-token prompt in one batch
 // from an empty cache, and D decode steps one at a time after that prompt
 // (each `Playground.step` is the model call plus the step's report over the
-// whole vocabulary, as the page uses it), medians of repeats after one
-// warm-up prefill (on a toy model a repeat runs its measure until 50 ms have
+// whole vocabulary, as the page uses it), medians of repeats after warm-up
+// runs of each (one prefill; decode runs until 1 s of them has passed: V8
+// runs a wasm function as baseline code until its optimised code is
+// compiled on a background thread, which on a loaded machine took the first
+// 2-3 of 9 bard decode repeats, at a fifth of the later speed) (on a toy model a repeat runs its measure until 50 ms have
 // passed, as the browser's clock ticks in 0.1 ms). P and D are 64 and 128, shortened to fit the model's
 // context (bench-common.mjs). Also `Playground.preview` alone (the rules and
 // report over the vocabulary, no model call: the part of a step that is not
@@ -177,6 +180,7 @@ function measureSpeed({ prefill, decode, repeats }) {
     return { tokens: decode, ms: performance.now() - s };
   };
   prefillOnce(); // warm-up
+  for (const w0 = performance.now(); performance.now() - w0 < 1000;) decodeOnce(); // warm-up (see the header)
   const prefillRuns = [];
   for (let r = 0; r < repeats; r++) prefillRuns.push(timedRepeat(prefillOnce));
   const decodeRuns = [];

@@ -27,6 +27,12 @@ pub struct BpeTokenizer {
 impl BpeTokenizer {
     /// Reads a `tokenizer.json`.
     pub fn from_json(json: &[u8]) -> Result<Self> {
+        // Malformed JSON is refused before the tokenizers crate reads it: its
+        // decoder deserialiser panics on a syntax error inside "decoder"
+        // (`expect("Helper")` in tokenizers 0.22.2; found by the
+        // tokenizer_json fuzz target, tests/fixtures/fuzz-regressions/).
+        serde_json::from_slice::<serde::de::IgnoredAny>(json)
+            .map_err(|e| Error::new(format!("tokenizer.json is not valid JSON: {e}")))?;
         let inner = tokenizers::Tokenizer::from_bytes(json)
             .map_err(|e| Error::new(format!("cannot read tokenizer.json: {e}")))?;
         Ok(Self::from_tokenizer(inner, is_byte_level(json)?))

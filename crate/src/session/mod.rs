@@ -14,7 +14,7 @@ use crate::beam;
 use crate::counters::{Counters, PathCost};
 use crate::error::{Error, Result};
 use crate::lm::{self, LanguageModel, ModelInfo};
-use crate::report::{self, CacheCheck, ChosenToken, Distribution, PositionSummary, StepReport, StopReason};
+use crate::report::{CacheCheck, ChosenToken, Distribution, PositionSummary, StepReport, StopReason};
 use crate::rng::Rng;
 use crate::rules;
 use crate::tokenizer::Tokenizer;
@@ -43,9 +43,8 @@ pub struct Session {
     prompt: Vec<u32>,
     generated: Vec<Generated>,
     rng: Rng,
-    /// Mirostat's mu for the next token (None: not started, 2 tau).
+    /// Mirostat's mu for the next token (None: 2 tau); DRY's breakers as ids (`sampler_state`).
     mirostat_mu: Option<f64>,
-    /// DRY's breaker strings resolved to token ids, for the strings they were resolved from.
     dry_breakers: std::cell::RefCell<Option<(Vec<String>, Vec<u32>)>>,
     /// Raw logits for the next position (never modified: every rule copies).
     pending: Vec<f64>,
@@ -211,11 +210,7 @@ impl Session {
         let inputs = self.step_inputs(settings);
         let (dist, final_probs) = self.describe_at(settings, &inputs)?;
         let (rng_before, mu_before) = (self.rng.clone(), self.mirostat_mu);
-        if inputs.xtc_coin.is_some() {
-            // XTC's coin comes first, as the preview peeked it (`step_inputs`).
-            self.rng.next_f64();
-        }
-        let coin = self.rng.next_f64();
+        let coin = self.draw_coin(&inputs);
         let id = rules::sample_inverse_cdf(&final_probs, coin);
         let chosen = ChosenToken {
             id: id as u32,
@@ -265,22 +260,6 @@ impl Session {
     /// The position's summary, or why there is none (broken logits).
     fn summary(&self) -> Result<&PositionSummary> {
         self.summary.as_ref().map_err(Clone::clone)
-    }
-
-    fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, Vec<f64>)> {
-        self.describe_at(settings, &self.step_inputs(settings))
-    }
-
-    fn describe_at(&self, settings: &GenerationSettings, inputs: &rules::StepInputs) -> Result<(Distribution, Vec<f64>)> {
-        report::describe_with(
-            self.summary()?,
-            &self.history(),
-            &settings.rules,
-            settings.top_n,
-            self.pending_position(),
-            &report::describer(self.tokenizer.as_ref()),
-            inputs,
-        )
     }
 
     /// Feeds one generated token, sliding the window first if it is full.

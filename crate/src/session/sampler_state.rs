@@ -6,9 +6,27 @@
 //! pieces, as llama.cpp resolves them from its vocabulary).
 
 use super::{GenerationSettings, Session};
+use crate::error::Result;
+use crate::report::{self, Distribution};
 use crate::rules::{self, StageKind, StepInputs};
 
 impl Session {
+    pub(super) fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, Vec<f64>)> {
+        self.describe_at(settings, &self.step_inputs(settings))
+    }
+
+    pub(super) fn describe_at(&self, settings: &GenerationSettings, inputs: &rules::StepInputs) -> Result<(Distribution, Vec<f64>)> {
+        report::describe_with(
+            self.summary()?,
+            &self.history(),
+            &settings.rules,
+            settings.top_n,
+            self.pending_position(),
+            &report::describer(self.tokenizer.as_ref()),
+            inputs,
+        )
+    }
+
     /// The inputs of the next step (a preview's and the step's own).
     pub(super) fn step_inputs(&self, settings: &GenerationSettings) -> StepInputs {
         let s = &settings.rules;
@@ -23,6 +41,14 @@ impl Session {
             mirostat_mu: mirostat_live.then(|| self.mirostat_mu.unwrap_or_else(|| rules::initial_mu(s.mirostat_tau))),
             dry_breakers: if dry_live { self.breaker_ids(&s.dry_sequence_breakers) } else { Vec::new() },
         }
+    }
+
+    /// The draw's coin, after XTC's when XTC is on (as the preview peeked it).
+    pub(super) fn draw_coin(&mut self, inputs: &StepInputs) -> f64 {
+        if inputs.xtc_coin.is_some() {
+            self.rng.next_f64();
+        }
+        self.rng.next_f64()
     }
 
     /// Moves mu by the drawn token's surprise under the final distribution

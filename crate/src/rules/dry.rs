@@ -78,6 +78,16 @@ impl Dry {
     }
 }
 
+/// The ids of the tokens whose text holds one of `breakers`, sorted: how a
+/// breaker string becomes the token ids `Dry::penalties` takes (`text(id)`
+/// is a token's decoded piece; the session's tokenizer or the page's list).
+pub fn breaker_token_ids<S: AsRef<str>>(vocab_size: usize, text: impl Fn(u32) -> S, breakers: &[String]) -> Vec<u32> {
+    if breakers.is_empty() {
+        return Vec::new();
+    }
+    (0..vocab_size as u32).filter(|&id| breakers.iter().any(|b| text(id).as_ref().contains(b.as_str()))).collect()
+}
+
 /// The Z-array of `w` read backwards: `z[k]` is the length of the longest
 /// common prefix of `rev(w)` and `rev(w)[k..]` (`z[0] = 0`). Linear time.
 fn reversed_z(w: &[u32]) -> Vec<usize> {

@@ -66,7 +66,7 @@ pub use state::StepInputs;
 pub use temperature::scale_by_temperature;
 pub use top_k::{top_k_mask, top_k_mask_hinted};
 pub use top_p::top_p_mask;
-pub use dry::Dry;
+pub use dry::{Dry, breaker_token_ids};
 pub use epsilon_eta::{epsilon_mask, eta_mask, eta_threshold};
 pub use min_keep::keep_at_least;
 pub use mirostat::{MIROSTAT_M, initial_mu, mirostat_v1_k, mirostat_v1_mask, mirostat_v2_mask, next_mu};

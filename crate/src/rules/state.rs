@@ -3,10 +3,11 @@
 //! supplies them (`Session::step_inputs`); a preview without a session uses
 //! the defaults.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The per-step inputs of the stateful and random stages.
-#[derive(Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(default)]
 pub struct StepInputs {
     /// XTC's coin for this step (uniform in [0, 1) from the seeded RNG);
     /// `None`: XTC shows its cut as if the coin came up.

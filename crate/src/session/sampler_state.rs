@@ -69,12 +69,7 @@ impl Session {
         {
             return ids.clone();
         }
-        let ids: Vec<u32> = (0..self.tokenizer.vocab_size() as u32)
-            .filter(|&id| {
-                let piece = self.tokenizer.id_to_piece(id);
-                breakers.iter().any(|b| piece.contains(b.as_str()))
-            })
-            .collect();
+        let ids = rules::breaker_token_ids(self.tokenizer.vocab_size(), |id| self.tokenizer.id_to_piece(id), breakers);
         *cache = Some((breakers.to_vec(), ids.clone()));
         ids
     }

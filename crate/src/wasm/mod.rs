@@ -208,6 +208,10 @@ pub struct Previewer {
     summary: Option<crate::report::PositionSummary>,
     history: Vec<u32>,
     position: usize,
+    /// The step's XTC coin and mirostat mu (`set_step_inputs`), and DRY's
+    /// breaker ids resolved from `text` for the breakers they were made for.
+    inputs: crate::rules::StepInputs,
+    breakers: std::cell::RefCell<(Vec<String>, Vec<u32>)>,
 }
 
 #[wasm_bindgen]
@@ -219,7 +223,15 @@ impl Previewer {
         if text.len() != display.len() || text.is_empty() {
             return Err(js_sys::Error::new("Previewer: text and display must list the same, non-empty vocabulary").into());
         }
-        Ok(Previewer { text, display, summary: None, history: Vec::new(), position: 0 })
+        Ok(Previewer {
+            text,
+            display,
+            summary: None,
+            history: Vec::new(),
+            position: 0,
+            inputs: Default::default(),
+            breakers: Default::default(),
+        })
     }
 
     /// The state after a step: the pending raw logits, the history, the position.
@@ -233,6 +245,13 @@ impl Previewer {
         Ok(())
     }
 
+    /// The step's XTC coin and mirostat mu, as the worker's last report gave
+    /// them (`distribution.step_inputs`), so a preview here cuts as the worker's.
+    pub fn set_step_inputs(&mut self, inputs_js: JsValue) -> Result<(), JsValue> {
+        self.inputs = serde_wasm_bindgen::from_value(inputs_js).map_err(|e| js_sys::Error::new(&e.to_string()))?;
+        Ok(())
+    }
+
     /// The same Distribution `Playground.preview` returns, computed here.
     pub fn preview(&self, settings_js: JsValue) -> Result<JsValue, JsValue> {
         let Some(summary) = &self.summary else {
@@ -242,8 +261,17 @@ impl Previewer {
         // The rules check their own fields when they run (`describe`): each field once.
         s.validate_beyond_rules().map_err(err)?;
         let names = |id: u32| (self.text[id as usize].clone(), self.display[id as usize].clone());
-        let (dist, _) =
-            crate::report::describe(summary, &self.history, &s.rules, s.top_n, self.position, &names).map_err(err)?;
+        let mut inputs = self.inputs.clone();
+        if s.rules.dry_multiplier != 0.0 {
+            let mut cache = self.breakers.borrow_mut();
+            if cache.0 != s.rules.dry_sequence_breakers || cache.1.is_empty() {
+                let ids = crate::rules::breaker_token_ids(self.text.len(), |id| self.text[id as usize].as_str(), &s.rules.dry_sequence_breakers);
+                *cache = (s.rules.dry_sequence_breakers.clone(), ids);
+            }
+            inputs.dry_breakers = cache.1.clone();
+        }
+        let (dist, _) = crate::report::describe_with(summary, &self.history, &s.rules, s.top_n, self.position, &names, &inputs)
+            .map_err(err)?;
         to_js(&dist)
     }
 }

@@ -31,7 +31,9 @@ impl BpeTokenizer {
         // decoder deserialiser panics on a syntax error inside "decoder"
         // (`expect("Helper")` in tokenizers 0.22.2; found by the
         // tokenizer_json fuzz target, tests/fixtures/fuzz-regressions/).
-        serde_json::from_slice::<serde::de::IgnoredAny>(json)
+        // Parsed into values, not skipped: skipping a string does not check
+        // that it is UTF-8, and invalid UTF-8 in a string panicked there too.
+        serde_json::from_slice::<serde_json::Value>(json)
             .map_err(|e| Error::new(format!("tokenizer.json is not valid JSON: {e}")))?;
         let inner = tokenizers::Tokenizer::from_bytes(json)
             .map_err(|e| Error::new(format!("cannot read tokenizer.json: {e}")))?;

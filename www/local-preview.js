@@ -33,7 +33,7 @@ export class LocalPreviewer {
     this.hasState = false;
     /** Counts vocabularies, so a slow wasm import cannot install an old one. */
     this.generation = 0;
-    /** A state that arrived before the previewer existed. @type {{ logits: Float64Array, history: Uint32Array, position: number }|null} */
+    /** A state that arrived before the previewer existed. @type {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }|null} */
     this.waitingState = null;
   }
 
@@ -81,14 +81,16 @@ export class LocalPreviewer {
   }
 
   /**
-   * The worker's state after a report: pending raw logits, history, position.
-   * @param {{ logits: Float64Array, history: Uint32Array, position: number }} pending
+   * The worker's state after a report: pending raw logits, history, position,
+   * and the sampler state (absent for bench.js's synthetic logits: the defaults).
+   * @param {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }} pending
    */
   setState(pending) {
     if (!this.previewer) { this.waitingState = pending; return; }
     this.waitingState = null;
     try {
       this.previewer.set_state(pending.logits, pending.history, pending.position);
+      if (pending.sampler) this.previewer.set_sampler_state(pending.sampler);
       this.hasState = true;
     } catch (err) {
       this.hasState = false;

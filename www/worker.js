@@ -160,11 +160,12 @@ function replyWithState(id, payload, extra = {}) {
 
 /**
  * What the page's Previewer needs: the raw logits of the next position, the
- * token history (for the penalties) and the position.
- * @returns {{ logits: Float64Array, history: Uint32Array, position: number }}
+ * token history (for the penalties), the position, and the sampler state
+ * (the RNG's next number and mirostat's mu, for XTC's and mirostat's cuts).
+ * @returns {{ logits: Float64Array, history: Uint32Array, position: number, sampler: { next_coin: number, mirostat_mu: number|null } }}
  */
 function pendingState() {
-  return { logits: pg.pending_logits(), history: pg.history(), position: pg.pending_position() };
+  return { logits: pg.pending_logits(), history: pg.history(), position: pg.pending_position(), sampler: pg.pending_sampler_state() };
 }
 
 /**

@@ -153,11 +153,8 @@ test("each truncation's control keeps the set its definition gives, alone and in
   await page.close();
 });
 
-// A todo while the engine's memo of the rules alone keys top-p (and min-p)
-// by their own value only, so a new min_keep leaves the alone column as it was.
-test("min_tokens_to_keep holds a truncation's cut: top-p = 0.1 keeps t1 alone, or 4 tokens with min_keep = 4", {
-  todo: "engine: StageMemo::top_p/min_p (rules/alone.rs) ignore min_keep",
-}, async () => {
+// The alone column comes from the engine's memo, which is keyed by min_keep too.
+test("min_tokens_to_keep holds a truncation's cut: top-p = 0.1 keeps t1 alone, or 4 tokens with min_keep = 4", async () => {
   const page = await open("?model=logits10");
   await setAndRead(page, "top_p", 0.1, "top_p", "alone", 1);
   const chain = await setAndRead(page, "min_keep", 4, "top_p", "pipeline", 4);
@@ -200,6 +197,21 @@ test("mirostat's mu step by step: 2 tau at the start, then moved by eta * (tau -
   const kept = P.reduce((a, p, i) => a + (mask[i] ? p : 0), 0);
   const surprise = -Math.log2(P[id] / kept);
   assert.ok(Math.abs(mu - (3 - 0.1 * (surprise - 1.5))) < 1e-9, `mu after ${drawn}: ${mu}, want ${3 - 0.1 * (surprise - 1.5)}`);
+  // A slider move is previewed on the page's own thread, which holds the
+  // worker's sampler state: it shows the next position (3) cut at the
+  // session's mu, and the Step that follows draws from the same cut.
+  assert.equal(await page.evaluate(() => document.body.dataset.localPreview), "true", "the page's own Previewer answers");
+  await page.focus("#ctl-temperature-range");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction(() => /position 3:/.test(document.querySelector("#p-rules .mu-list li:last-child")?.textContent ?? ""), null, { timeout: 5000 });
+  const previewed = Number(await page.getAttribute("#p-rules .mu-list li:last-child", "data-mu"));
+  const previewedKept = (await column(page, "mirostat", "pipeline")).count;
+  assert.ok(previewed !== 3, `the preview's mu has moved from 2 tau: ${previewed}`);
+  await page.click("#btn-step");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .out-gen .tok").length === 3, null, { timeout: 10000 });
+  const drawnAt = Number(await page.getAttribute("#p-rules .mu-list li:last-child", "data-mu"));
+  assert.ok(Math.abs(drawnAt - previewed) < 1e-12, `the step drew at the previewed mu: ${drawnAt}, previewed ${previewed}`);
+  assert.equal((await column(page, "mirostat", "pipeline")).count, previewedKept, "the step's mirostat cut is the previewed one");
   assert.deepEqual(page.problems(), []);
   await page.close();
 });

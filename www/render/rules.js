@@ -109,8 +109,8 @@ const MU_SHOWN = 12;
 /**
  * Mirostat's μ step by step: the value each generated token was drawn at
  * (each generated token's `mirostat_mu`, where the engine reports it), and
- * the one this distribution is cut at (its `step_inputs`; null in a preview
- * made on the page's own thread, whose Previewer has no session state).
+ * the one this distribution is cut at (its `step_inputs`: the worker's, or
+ * the page's own Previewer's, which holds the worker's sampler state).
  * @param {Element} box
  * @param {RulesView} view
  */
@@ -127,7 +127,7 @@ function renderMu(box, view) {
   const skipped = steps.length - shown.length;
   setText(head, steps.length
     ? `Mirostat μ (bits): it starts at 2τ and after each token moves by η × (τ − that token's surprise)${skipped ? `; the last ${MU_SHOWN} of ${steps.length}` : ""}.`
-    : "Mirostat μ: not reported with this view (the page's own preview after a slider move cuts at μ's start, 2τ); Step shows the session's μ.");
+    : "Mirostat μ: not reported with this view; Step shows the session's μ.");
   setAttr(list, "start", skipped + 1);
   const items = syncChildren(list, shown.length, () => makeEl("li"));
   shown.forEach(({ mu, what }, i) => {

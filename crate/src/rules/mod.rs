@@ -62,7 +62,7 @@ pub use softmax::{
     softmax_near, softmax_parts,
 };
 pub use stage::{Stage, renormalize_kept};
-pub use state::StepInputs;
+pub use state::{SamplerState, StepInputs};
 pub use temperature::scale_by_temperature;
 pub use top_k::{top_k_mask, top_k_mask_hinted};
 pub use top_p::top_p_mask;

@@ -8,7 +8,7 @@
 use super::{GenerationSettings, Session};
 use crate::error::Result;
 use crate::report::{self, Distribution};
-use crate::rules::{self, StageKind, StepInputs};
+use crate::rules::{self, SamplerState, StepInputs};
 
 impl Session {
     pub(super) fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, Vec<f64>)> {
@@ -30,17 +30,13 @@ impl Session {
     /// The inputs of the next step (a preview's and the step's own).
     pub(super) fn step_inputs(&self, settings: &GenerationSettings) -> StepInputs {
         let s = &settings.rules;
-        let stages = s.stages();
-        let xtc_live = s.xtc_probability > 0.0 && s.xtc_threshold <= 0.5 && stages.contains(&StageKind::Xtc);
-        let mirostat_live = s.mirostat != 0 && stages.contains(&StageKind::Mirostat);
-        let dry_live = rules::Dry { multiplier: s.dry_multiplier, base: s.dry_base, allowed_length: 0, penalty_last_n: s.dry_penalty_last_n }
-            .is_on()
-            && stages.contains(&StageKind::Dry);
-        StepInputs {
-            xtc_coin: xtc_live.then(|| self.rng.clone().next_f64()),
-            mirostat_mu: mirostat_live.then(|| self.mirostat_mu.unwrap_or_else(|| rules::initial_mu(s.mirostat_tau))),
-            dry_breakers: if dry_live { self.breaker_ids(&s.dry_sequence_breakers) } else { Vec::new() },
-        }
+        StepInputs::for_settings(s, &self.sampler_state(), || self.breaker_ids(&s.dry_sequence_breakers))
+    }
+
+    /// The RNG's next number and mirostat's mu, whatever the settings: what
+    /// the page's own Previewer needs to cut as the next step will.
+    pub fn sampler_state(&self) -> SamplerState {
+        SamplerState { next_coin: self.rng.clone().next_f64(), mirostat_mu: self.mirostat_mu }
     }
 
     /// The draw's coin, after XTC's when XTC is on (as the preview peeked it).

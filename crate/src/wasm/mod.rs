@@ -184,6 +184,12 @@ impl Playground {
         self.session.pending_position()
     }
 
+    /// The RNG's next number and mirostat's mu: the page's Previewer takes
+    /// them (`Previewer.set_sampler_state`) so its XTC and mirostat cuts are the step's.
+    pub fn pending_sampler_state(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.session.sampler_state())
+    }
+
     /// Each vocabulary entry's decoded text, by id.
     pub fn vocab_text(&self) -> Vec<String> {
         let tok = self.session.tokenizer();
@@ -208,9 +214,9 @@ pub struct Previewer {
     summary: Option<crate::report::PositionSummary>,
     history: Vec<u32>,
     position: usize,
-    /// The step's XTC coin and mirostat mu (`set_step_inputs`), and DRY's
+    /// The worker's RNG and mirostat state (`set_sampler_state`), and DRY's
     /// breaker ids resolved from `text` for the breakers they were made for.
-    inputs: crate::rules::StepInputs,
+    state: crate::rules::SamplerState,
     breakers: std::cell::RefCell<(Vec<String>, Vec<u32>)>,
 }
 
@@ -229,7 +235,7 @@ impl Previewer {
             summary: None,
             history: Vec::new(),
             position: 0,
-            inputs: Default::default(),
+            state: Default::default(),
             breakers: Default::default(),
         })
     }
@@ -245,10 +251,11 @@ impl Previewer {
         Ok(())
     }
 
-    /// The step's XTC coin and mirostat mu, as the worker's last report gave
-    /// them (`distribution.step_inputs`), so a preview here cuts as the worker's.
-    pub fn set_step_inputs(&mut self, inputs_js: JsValue) -> Result<(), JsValue> {
-        self.inputs = serde_wasm_bindgen::from_value(inputs_js).map_err(|e| js_sys::Error::new(&e.to_string()))?;
+    /// The worker's sampler state after its last reply
+    /// (`Playground.pending_sampler_state`), so a preview here cuts as the
+    /// worker's step will, whichever settings the preview is for.
+    pub fn set_sampler_state(&mut self, state_js: JsValue) -> Result<(), JsValue> {
+        self.state = serde_wasm_bindgen::from_value(state_js).map_err(|e| js_sys::Error::new(&e.to_string()))?;
         Ok(())
     }
 
@@ -261,15 +268,14 @@ impl Previewer {
         // The rules check their own fields when they run (`describe`): each field once.
         s.validate_beyond_rules().map_err(err)?;
         let names = |id: u32| (self.text[id as usize].clone(), self.display[id as usize].clone());
-        let mut inputs = self.inputs.clone();
-        if s.rules.dry_multiplier != 0.0 {
+        let inputs = crate::rules::StepInputs::for_settings(&s.rules, &self.state, || {
             let mut cache = self.breakers.borrow_mut();
             if cache.0 != s.rules.dry_sequence_breakers || cache.1.is_empty() {
                 let ids = crate::rules::breaker_token_ids(self.text.len(), |id| self.text[id as usize].as_str(), &s.rules.dry_sequence_breakers);
                 *cache = (s.rules.dry_sequence_breakers.clone(), ids);
             }
-            inputs.dry_breakers = cache.1.clone();
-        }
+            cache.1.clone()
+        });
         let (dist, _) = crate::report::describe_with(summary, &self.history, &s.rules, s.top_n, self.position, &names, &inputs)
             .map_err(err)?;
         to_js(&dist)

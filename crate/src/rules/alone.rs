@@ -46,8 +46,8 @@ pub(crate) fn rules_alone(
         memo.greedy(|| greedy(raw)),
         temperature(raw, tempered, s.temperature),
         memo.top_k(k, || raw.truncated("top_k", &raw.top_k_mask(k))),
-        memo.top_p(s.top_p, || raw.truncated("top_p", &at_least(raw.top_p_mask(s.top_p)))),
-        memo.min_p(s.min_p, || raw.truncated("min_p", &at_least(min_p_mask(&raw.probs, s.min_p)))),
+        memo.top_p(s.top_p, keep, || raw.truncated("top_p", &at_least(raw.top_p_mask(s.top_p)))),
+        memo.min_p(s.min_p, keep, || raw.truncated("min_p", &at_least(min_p_mask(&raw.probs, s.min_p)))),
         cut("typical_p", s.typical_p < 1.0, bits(&[s.typical_p]), &|| typical_p_mask(&raw.probs, s.typical_p, keep)),
         cut("typical_p_llama", s.typical_p < 1.0, bits(&[s.typical_p]), &|| {
             typical_p_llama_mask(&raw.probs, s.typical_p, keep)

@@ -37,8 +37,9 @@ impl Clone for StageMemo {
 struct Inner {
     greedy: Option<Stage>,
     top_k: Option<(usize, Stage)>,
-    top_p: Option<(u64, Stage)>,
-    min_p: Option<(u64, Stage)>,
+    /// Keyed by the threshold's bits and `min_keep`, which both decide the set.
+    top_p: Option<((u64, usize), Stage)>,
+    min_p: Option<((u64, usize), Stage)>,
     /// The other rules alone, by name, with the settings' bits they were made for.
     alone: Vec<(&'static str, Vec<u64>, Stage)>,
     prefix: Option<(PrefixKey, Prefix)>,
@@ -114,14 +115,14 @@ impl StageMemo {
         remembered(&mut self.inner.borrow_mut().top_k, k, make)
     }
 
-    /// Top-p alone at `p`.
-    pub(crate) fn top_p(&self, p: f64, make: impl FnOnce() -> Stage) -> Stage {
-        remembered(&mut self.inner.borrow_mut().top_p, p.to_bits(), make)
+    /// Top-p alone at `p`, keeping at least `min_keep`.
+    pub(crate) fn top_p(&self, p: f64, min_keep: usize, make: impl FnOnce() -> Stage) -> Stage {
+        remembered(&mut self.inner.borrow_mut().top_p, (p.to_bits(), min_keep), make)
     }
 
-    /// Min-p alone at `m`.
-    pub(crate) fn min_p(&self, m: f64, make: impl FnOnce() -> Stage) -> Stage {
-        remembered(&mut self.inner.borrow_mut().min_p, m.to_bits(), make)
+    /// Min-p alone at `m`, keeping at least `min_keep`.
+    pub(crate) fn min_p(&self, m: f64, min_keep: usize, make: impl FnOnce() -> Stage) -> Stage {
+        remembered(&mut self.inner.borrow_mut().min_p, (m.to_bits(), min_keep), make)
     }
 
     /// Any other rule alone, `key` the bits of everything it depends on.
@@ -170,6 +171,8 @@ mod tests {
             RuleSettings { temperature: 0.7, banned: vec![5], ..base.clone() },
             RuleSettings { temperature: 0.7, order: Order::LlamaCpp, ..base.clone() },
             RuleSettings { temperature: 0.0, repetition_penalty: 1.0, ..base.clone() },
+            // min_keep alone changes the truncations' sets (top-p and min-p keep a few dozen here).
+            RuleSettings { min_keep: 200, ..base.clone() },
             base.clone(),
         ];
         for (i, s) in moves.iter().enumerate() {

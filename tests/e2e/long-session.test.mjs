@@ -3,9 +3,11 @@
 // end, the middle and the start, and Run again, a few hundred tokens in all.
 // Every re-run must draw the tokens the first run drew (the seed and the
 // rewind restore the draw), the page must stay usable, and the tab's memory
-// must stay flat. The page stops at the context limit (it offers no sliding
-// window); crate/tests/long_session.rs runs both policies natively, and
-// pkg-scripts/long-session the issue's 10,000 tokens.
+// must stay flat. Then the same with the sliding window (context_policy=
+// sliding): a run across the limit several times, with the cache off so
+// every step compares the cache with a recompute of the window, a rewind to
+// before a slide and a re-run. crate/tests/long_session.rs runs both
+// policies natively, and pkg-scripts/long-session the issue's 10,000 tokens.
 //
 // Run: pkg-scripts/build, then node --test tests/e2e/long-session.test.mjs
 
@@ -107,6 +109,36 @@ test("run to the context limit, rewind and re-run many times: the same tokens, a
   await page.click("#btn-step");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 6 && document.body.dataset.ready === "true");
   assert.deepEqual(await tokens(page), first.slice(0, 6));
+  assert.deepEqual(forgiveAbsentIndex(errors), []);
+  await page.close();
+});
+
+test("the sliding window in the page: a run across the limit three times, the cache equal to a recompute, a rewind to before a slide re-runs the same tokens", { timeout: 120000 }, async () => {
+  const total = 340;
+  const { page, errors } = await openPage(browser, new URL(
+    `index.html?model=bard&prompt=ROMEO:&temperature=0.9&top_k=50&seed=11&max_new=${total}&nostop=1&context_policy=sliding&use_cache=0`, server.url).href);
+  await waitForReady(page);
+  assert.equal(await page.inputValue("#ctl-context_policy"), "sliding", "the control shows the URL's policy");
+  const runToTheEnd = async () => {
+    await page.click("#btn-run");
+    await page.waitForFunction((want) => document.querySelector("#btn-run").textContent === "Run" &&
+      document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === want, total, { timeout: 90000 });
+    return tokens(page);
+  };
+  const first = await runToTheEnd();
+  // 6 prompt tokens + 340 in a context of 128: the window slid at least twice.
+  assert.equal(first.length, total);
+  assert.doesNotMatch(await page.textContent("#p-output [data-slot=status]"), /context is full/);
+  // With the cache off every step compares the cached logits with the recompute of the window.
+  const kv = await page.textContent("#p-kv");
+  const diff = Number(/([0-9.]+e[-+][0-9]+) \(max \|difference\|\)/.exec(kv)?.[1]);
+  assert.ok(Number.isFinite(diff) && diff < 1e-3, `cache against recompute after the slides: ${diff} (${kv.slice(0, 200)})`);
+  // Rewind to before the last slide and run again: the same tokens (a
+  // token with a visible text is clicked: a newline's span has no box).
+  const at = first.findIndex((text, i) => i >= 150 && text.trim().length > 0);
+  await rewindTo(page, at);
+  assert.deepEqual(await tokens(page), first.slice(0, at));
+  assert.deepEqual(await runToTheEnd(), first, `the re-run from ${at} draws the first run's tokens`);
   assert.deepEqual(forgiveAbsentIndex(errors), []);
   await page.close();
 });

@@ -130,6 +130,8 @@ export const CHOICE_CONTROLS = [
     ...engineChoice("order", { hf: "Hugging Face: temperature first", llama: "llama.cpp: temperature last", openai: "OpenAI-style API" }) },
   { label: "Penalty counts", group: "penalties",
     ...engineChoice("penalty_mode", { per_token: "once per token (Hugging Face)", per_occurrence: "once per occurrence (course demo)" }) },
+  { label: "At the context limit", group: "run",
+    ...engineChoice("context_policy", { error: "stop", sliding: "slide: drop the oldest tokens, keep the newest ¾" }) },
 ];
 
 /**

@@ -58,6 +58,15 @@ pub struct BigramSummary {
     pub losses: Vec<f64>,
     /// Row x is P(next | x) for x in a, b, c.
     pub probs: Vec<Vec<f64>>,
+    /// The rows before step `step`, at points spread over the run, then after it.
+    pub trace: Vec<RowsAt>,
+}
+
+/// The bigram's rows at one point of its training.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowsAt {
+    pub step: usize,
+    pub probs: Vec<Vec<f64>>,
 }
 
 /// The lesson-21 "logits only" model with these 10 logits.
@@ -73,7 +82,9 @@ pub fn retrained_bigram(steps: usize, seed: u64) -> Result<(Session, BigramSumma
         bail!("steps must be between 1 and 5000, got {steps}");
     }
     let result = train_bigram(steps, seed);
-    let summary = BigramSummary { losses: result.losses.clone(), probs: result.probs().iter().map(|r| r.to_vec()).collect() };
+    let rows = |p: &[[f64; 3]; 3]| p.iter().map(|r| r.to_vec()).collect::<Vec<_>>();
+    let trace = result.trace.iter().map(|(step, p)| RowsAt { step: *step, probs: rows(p) }).collect();
+    let summary = BigramSummary { losses: result.losses.clone(), probs: rows(&result.probs()), trace };
     let session = Session::new(Box::new(BigramModel::from_trained(&result)?), Box::new(BigramModel::tokenizer()))?;
     Ok((session, summary))
 }

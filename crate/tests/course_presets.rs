@@ -277,6 +277,20 @@ fn beam_search_and_retraining_the_bigram() {
     close(f(&p[1][0]), 0.5, 0.01, "P(a|b)");
     close(f(&p[1][2]), 0.5, 0.01, "P(c|b)");
     close(f(&p[2][1]), 1.0, 0.01, "P(b|c)");
+    // The rows settling: snapshots from before the first step to after the
+    // last, the last the trained rows, and each of the lesson's four rows
+    // nearer its optimum at the end than at the start.
+    let trace = r["trace"].as_array().unwrap();
+    assert!(trace.len() >= 30, "{} snapshots", trace.len());
+    assert_eq!(trace[0]["step"], 0);
+    assert_eq!(trace.last().unwrap()["step"], 600);
+    assert!(trace.windows(2).all(|w| w[0]["step"].as_u64() < w[1]["step"].as_u64()));
+    assert_eq!(&trace.last().unwrap()["probs"], p);
+    let (start, end) = (&trace[0]["probs"], &trace.last().unwrap()["probs"]);
+    for (x, y, optimum) in [(0, 1, 1.0), (1, 0, 0.5), (1, 2, 0.5), (2, 1, 1.0)] {
+        let (a, b) = ((f(&start[x][y]) - optimum).abs(), (f(&end[x][y]) - optimum).abs());
+        assert!(b < a && b < 0.01, "row {x}, next {y}: {a} from the optimum at the start, {b} at the end");
+    }
 }
 
 #[test]

@@ -249,6 +249,8 @@ test("the properties the exercises ask for: FLOP slopes, beam survivors, the los
   assert.equal(shown.P10, "0.500");
   assert.equal(shown.P12, "0.500");
   assert.match(shown.sample, /^a(b[ac])*b?$/, "a and c are always followed by b");
+  // The rows settling: four curves, one per probability the corpus fixes.
+  assert.equal(await page.$$eval("#p-lesson .lesson-figure svg path[data-row]", (p) => p.length), 4, "P(b|a), P(b|c), P(a|b), P(c|b) over the steps");
 });
 
 test("diversity: distinct completions from 40 seeds rise with the temperature on bard", async () => {

@@ -46,4 +46,30 @@ export function lossCurve(box, d) {
   hline(f, d.floor, `(24/49)·ln 2 = ${d.floor.toFixed(4)}`, COLORS.green);
   line(f, steps, d.losses, COLORS.red);
   box.append(f.svg);
+  if (d.trace?.length) box.append(rowsSettling(d));
+}
+
+/**
+ * The three rows of P settling as the bigram trains: the four probabilities
+ * the corpus fixes (P(b|a) and P(b|c) toward 1, P(a|b) and P(c|b) toward ½)
+ * at the engine's snapshots.
+ */
+function rowsSettling(d) {
+  // The rows move in the first few dozen steps and then hold: the x axis
+  // stops once they have settled (the last snapshot's values drawn on to the edge).
+  const shown = Math.min(d.steps, 150);
+  const trace = d.trace.filter((t) => t.step <= shown);
+  const o = { x: [0, shown], y: [0, 1], width: 520, height: 260,
+    title: shown < d.steps ? `The rows of P settling (the first ${shown} of ${d.steps} steps)` : "The rows of P settling",
+    xLabel: "step", yLabel: "probability", aria: "the bigram's rows during training" };
+  const f = frame(o);
+  axes(f, o);
+  hline(f, 1, "1", COLORS.gray);
+  hline(f, 0.5, "½ (the tie at b)", COLORS.gray);
+  const steps = trace.map((t) => t.step);
+  const rows = [[0, 1, "P(b|a)", COLORS.blue], [2, 1, "P(b|c)", COLORS.green], [1, 0, "P(a|b)", COLORS.red], [1, 2, "P(c|b)", COLORS.orange]];
+  for (const [x, y, , color] of rows) line(f, steps, trace.map((t) => t.probs[x][y]), color, { "data-row": `${x}${y}` });
+  // The legend between the two targets, at the right, clear of the curves' start.
+  legend({ ...f, M: { ...f.M, l: f.W - 120, t: f.sy(0.88) } }, rows.map(([, , name, color]) => [name, color]));
+  return f.svg;
 }

@@ -128,7 +128,7 @@ pub fn retrain(steps: usize, seed: u64) -> Result<Value> {
     let s = GenerationSettings { max_new: 16, ..Default::default() };
     let sample = generate(&mut session, "a", &s)?;
     Ok(json!({
-        "steps": steps, "seed": seed, "losses": summary.losses, "probs": summary.probs,
+        "steps": steps, "seed": seed, "losses": summary.losses, "probs": summary.probs, "trace": summary.trace,
         "floor": 24.0 / 49.0 * 2f64.ln(), "sample": sample,
     }))
 }

@@ -52,7 +52,18 @@ pub struct BigramTrainResult {
     /// Embedding of token i: row i.
     pub e: [[f32; D_EMB]; VOCAB],
     pub w: [[f32; VOCAB]; D_EMB],
+    /// `P(· | x)` for every x before step `s`: every one of the first
+    /// `TRACE_EARLY` steps (where the rows move), then `TRACE_POINTS` spread
+    /// over the run, and after the last: how the rows settle (the page
+    /// draws it). Not part of the shipped model's file.
+    #[serde(skip)]
+    pub trace: Vec<(usize, [[f64; VOCAB]; VOCAB])>,
 }
+
+/// Snapshots of the rows a run keeps: each of the first `TRACE_EARLY`
+/// steps, then `TRACE_POINTS` over the run (plus the final one).
+pub const TRACE_EARLY: usize = 64;
+pub const TRACE_POINTS: usize = 60;
 
 impl BigramTrainResult {
     /// Logits for the token after `x`: `E[x] · W`.
@@ -62,12 +73,17 @@ impl BigramTrainResult {
 
     /// `P(· | x)` for every x: row x is softmax(E[x] · W).
     pub fn probs(&self) -> [[f64; VOCAB]; VOCAB] {
-        let mut out = [[0.0; VOCAB]; VOCAB];
-        for (x, row) in out.iter_mut().enumerate() {
-            *row = softmax3(&self.logits(x));
-        }
-        out
+        probs_of(&self.e, &self.w)
     }
+}
+
+/// Row x is softmax(E[x] · W).
+fn probs_of(e: &[[f32; D_EMB]; VOCAB], w: &[[f32; VOCAB]; D_EMB]) -> [[f64; VOCAB]; VOCAB] {
+    let mut out = [[0.0; VOCAB]; VOCAB];
+    for (x, row) in out.iter_mut().enumerate() {
+        *row = softmax3(&compute_logits(e, w, x));
+    }
+    out
 }
 
 /// `E[x] · W` (x < 3).
@@ -153,14 +169,21 @@ pub fn train_bigram(steps: usize, seed: u64) -> BigramTrainResult {
     let loss_fn = CrossEntropyLossConfig::new().init(&device);
     let mut optim = AdamWConfig::new().with_weight_decay(WEIGHT_DECAY as f32).with_epsilon(1e-8).init();
     let mut losses = Vec::with_capacity(steps);
+    let every = steps.div_ceil(TRACE_POINTS).max(1);
+    let mut trace = Vec::with_capacity(TRACE_EARLY + TRACE_POINTS + 1);
     for step in 0..steps {
+        if step < TRACE_EARLY || step % every == 0 {
+            trace.push((step, probs_of(&read_matrix(model.e.val()), &read_matrix(model.w.val()))));
+        }
         let logits = model.forward(inputs.clone());
         let loss = loss_fn.forward(logits, targets.clone());
         losses.push(loss.clone().into_scalar::<f32>() as f64);
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         model = optim.step(compute_learning_rate(step, steps), model, grads);
     }
-    BigramTrainResult { losses, e: read_matrix(model.e.val()), w: read_matrix(model.w.val()) }
+    let (e, w) = (read_matrix(model.e.val()), read_matrix(model.w.val()));
+    trace.push((steps, probs_of(&e, &w)));
+    BigramTrainResult { losses, e, w, trace }
 }
 
 /// Copies a small (R, C) tensor into an array.

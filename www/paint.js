@@ -102,7 +102,7 @@ export function renderAll({ previewOnly = false } = {}) {
       banned: new Set(state.settings.banned), bias: new Map(state.settings.logit_bias),
     });
   }
-  if (shown.has("rules")) renderRules($("#p-rules .body"), { distribution: d, settings: state.settings, generated: r?.generated ?? [] });
+  if (shown.has("rules")) renderRules($("#p-rules .body"), { distribution: d, settings: state.settings, generated: r?.generated ?? [], vocabSize: view.info?.vocab_size ?? null });
   if (shown.has("entropy")) {
     renderEntropy($("#p-entropy .body"), { distribution: d, temperature: state.settings.temperature,
       vocabSize: view.info?.vocab_size ?? 2 });

@@ -144,3 +144,19 @@ test("an unknown model name, or one that looks like a path or an address, falls 
     await page.close();
   }
 });
+
+test("a top-k larger than the vocabulary is taken, keeps every token, and the rules panel says so", async () => {
+  // bard has 2,048 tokens; the link may have been written for SmolLM2's 49,152.
+  const { page, errors } = await openPage(browser, new URL("index.html?model=bard&top_k=30000", server.url).href);
+  await waitForReady(page);
+  await page.waitForFunction(() => /Top-k = 30000 is more than this model's 2048 tokens: it keeps every token/.test(document.querySelector("#rules-note")?.textContent ?? ""));
+  const kept = await page.$eval("#p-rules tfoot tr:nth-child(2) td[data-stage=top_k][data-group=pipeline]", (td) => td.textContent);
+  assert.equal(Number(kept), 2048, "top-k keeps the whole vocabulary");
+  // Within the vocabulary the note goes.
+  await page.fill("#ctl-top_k", "40");
+  await page.press("#ctl-top_k", "Enter");
+  await page.waitForFunction(() => !/is more than this model's/.test(document.querySelector("#rules-note")?.textContent ?? ""));
+  await assertUsable(page, "top_k = 40");
+  assert.deepEqual(forgiveAbsentIndex(errors), []);
+  await page.close();
+});

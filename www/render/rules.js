@@ -19,6 +19,7 @@ const ALWAYS_DRAWN = new Set(["greedy", "temperature", "top_k", "top_p", "min_p"
  * @property {any} distribution the engine's Distribution
  * @property {Record<string, any>} settings the settings in force (the chain, which samplers are on)
  * @property {any[]} [generated] the report's generated tokens (each with the μ mirostat drew it at)
+ * @property {number|null} [vocabSize] the model's vocabulary (a top-k past it is said to keep everything)
  */
 
 /**
@@ -40,8 +41,12 @@ export function renderRules(root, view) {
   const chain = chainInForce(settings);
   const preset = settings.chain.length ? null : CHAIN.presets.find((p) => p.key === settings.order);
   const off = chain.filter((n) => !drawn(n)).map(labelStage);
+  // A top-k past the vocabulary is taken (a link written for a larger model
+  // still opens) and keeps every token: said here, where its column shows it.
+  const wide = view.vocabSize && settings.top_k > view.vocabSize
+    ? ` Top-k = ${settings.top_k} is more than this model's ${view.vocabSize} tokens: it keeps every token.` : "";
   setText(note, `Left: each rule alone on the raw logits. Right: the chain${preset ? ` (${preset.label})` : " you built"}, in order` +
-    `${off.length ? `; off, not drawn: ${off.join(", ")}` : ""}. Number: kept (p after the rule); ✗: cut.`);
+    `${off.length ? `; off, not drawn: ${off.join(", ")}` : ""}. Number: kept (p after the rule); ✗: cut.${wide}`);
 
   const rules = d.rules.filter((s) => drawn(s.name));
   const stages = d.stages.filter((s) => s.name !== "raw" && drawn(s.name));

@@ -100,3 +100,18 @@ fn unknown_model_names_and_paths_say_what_a_model_is() {
     // A file that exists but is no model: named as not a manifest, nothing else read.
     refused(&["generate", "--model", "/etc/hostname", "--prompt", "x"], &["manifest"]);
 }
+
+#[test]
+fn a_top_k_past_the_vocabulary_is_taken_and_said_to_keep_every_token() {
+    // bard has 2,048 tokens: top-k 30000 keeps them all, as top-k 0 (off) does, with a note.
+    let wide = nexttoken(&generate(&["--top-k", "30000", "--seed", "3", "--prompt", "ROMEO:"]));
+    let off = nexttoken(&generate(&["--top-k", "0", "--seed", "3", "--prompt", "ROMEO:"]));
+    assert_eq!(wide.code, Some(0), "{}", wide.stderr);
+    assert_eq!(wide.stdout, off.stdout, "the same tokens as with top-k off");
+    assert!(wide.stderr.contains("--top-k 30000 is more than the vocabulary's 2048 tokens: it keeps every token"), "{}", wide.stderr);
+    assert!(!off.stderr.contains("more than the vocabulary"));
+    // The ten-logit `dist` too.
+    let d = nexttoken(&["dist", "--logits", "1,2,3", "--top-k", "5"]);
+    assert_eq!(d.code, Some(0), "{}", d.stderr);
+    assert!(d.stderr.contains("--top-k 5 is more than the vocabulary's 3 tokens"), "{}", d.stderr);
+}

@@ -40,6 +40,7 @@ pub fn run(args: DistArgs) -> Result<()> {
     };
     let settings = args.rules.to_settings()?;
     let raw = RawDistribution::new(logits.clone())?;
+    super::rule_args::note_top_k_past_vocabulary(settings.top_k, logits.len());
     let (stages, rules_alone) = run_rules(&raw, &history, &settings, &StageMemo::default())?;
     let report = DistReport { stages, rules_alone };
     let text = if args.json {

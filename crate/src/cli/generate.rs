@@ -89,6 +89,7 @@ fn write_out(text: &str) -> Result<()> {
 pub fn run(args: GenerateArgs) -> Result<()> {
     let settings = settings_from(&args)?;
     let mut session = open_session(&args.model, &args.backend)?;
+    super::rule_args::note_top_k_past_vocabulary(settings.rules.top_k, session.info().vocab_size);
     let first = session.start(&args.prompt, &settings)?;
     if args.beams.is_some() {
         let beams = session.beam(&settings)?;

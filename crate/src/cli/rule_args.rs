@@ -246,6 +246,14 @@ fn parse_sequence_bias(list: &str) -> Result<Vec<(Vec<u32>, f64)>> {
 }
 
 /// Splits a comma-separated list, refusing empty items with their position.
+/// Says on stderr when `--top-k` is past the vocabulary: it is taken (a
+/// setting written for a larger model still runs) and keeps every token.
+pub fn note_top_k_past_vocabulary(top_k: usize, vocab_size: usize) {
+    if top_k > vocab_size {
+        eprintln!("note: --top-k {top_k} is more than the vocabulary's {vocab_size} tokens: it keeps every token");
+    }
+}
+
 pub fn split_items<'a>(flag: &str, list: &'a str) -> Result<Vec<&'a str>> {
     let items: Vec<&str> = list.split(',').map(str::trim).collect();
     if let Some(i) = items.iter().position(|s| s.is_empty()) {

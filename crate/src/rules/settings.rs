@@ -1,4 +1,7 @@
 //! The knobs of the rule pipeline and their allowed ranges.
+//!
+//! Over 400 lines only with its unit tests (the code is about 370): the
+//! fields, their ranges and `validate` are one definition, read together.
 
 use serde::{Deserialize, Serialize};
 

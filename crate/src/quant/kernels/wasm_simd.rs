@@ -1,5 +1,10 @@
 //! wasm32 with `simd128` (no relaxed-simd): the browser build.
 //!
+//! One file for the target, over 400 lines: every format's kernel (the
+//! 32-value formats and the K-quants) rests on the same `Layout::Wide`
+//! activations, nibble unpacking and i16 dot helpers below and on the one
+//! `cfg` gate; split by format, each file would need all of them.
+//!
 //! simd128 has no u8 × i8 multiply-add, but it has `i32x4.dot_i16x8_s`
 //! (`pmaddwd` underneath). So the activations are widened to i16 once per
 //! input row (`Layout::Wide`), and each weight block is split into four

@@ -1,5 +1,10 @@
 //! x86_64 with AVX2, FMA and F16C (detected at run time).
 //!
+//! One file for the target, over 400 lines: every format's kernel (the
+//! 32-value formats and the K-quants) shares the `#[target_feature]`
+//! helpers below (code unpacking, `vpmaddubsw`/`vpmaddwd` sums, horizontal
+//! adds) that only compile under the run-time feature check.
+//!
 //! A block's 32 codes fill one 256-bit register in value order (low nibbles,
 //! then high nibbles), as do its 32 activation codes, so one `vpmaddubsw`
 //! (u8 × i8, adjacent pairs summed to i16) and one `vpmaddwd` with ones (pairs

@@ -16,6 +16,8 @@
 //   6. the wasm module's size, raw and gzipped
 //   7. a blank page's tab memory (bench-blank-page.mjs): the browser's floor
 //      under the SmolLM2 tab's figures
+//   8. the playground tab's memory with SmolLM2 and 1,024 tokens cached
+//      (bench-tab-memory.mjs): issue 9's memory target, on the student's page
 // SmolLM2 is measured when its file is there (pkg-scripts/fetch-smollm2).
 //
 // Usage: node pkg-scripts/bench-run.mjs [--write] [--quick]
@@ -79,6 +81,7 @@ const results = {
   page: {},
   load: {},
   blank_page: null,
+  tab_memory: null,
   failures: [],
 };
 
@@ -88,6 +91,7 @@ for (const m of models) plan.push([`native CLI: ${m}`, () => nativeEngine(m)]);
 if (hasSmol) plan.push([`native CLI: ${SMOL}, ${MEMORY_TOKENS} tokens cached (peak RSS)`, nativeMemory]);
 if (hasSmol) plan.push(["llama.cpp: SmolLM2", llamaCpp]);
 if (hasSmol) plan.push(["Chromium: a blank page's memory (the floor under the tab figures)", blankPage]);
+if (hasSmol) plan.push([`Chromium: the playground tab's memory, ${SMOL} with ${MEMORY_TOKENS} tokens cached`, tabMemory]);
 for (const m of ["bard", ...(hasSmol ? [SMOL] : [])]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
 for (const m of ["bard", ...(hasSmol ? [SMOL] : [])]) {
   plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
@@ -157,6 +161,10 @@ async function llamaCpp() {
   const { prefill, decode } = benchLengths(results.engine[SMOL]?.browser?.info?.context ?? 2048);
   results.llamacpp = await runJson("python3", ["pkg-scripts/bench-llamacpp", GGUF, "--threads", "1", "--repeats", String(SIZE.llamaRepeats),
     "--decode-prompt", String(prefill), "--decode-tokens", String(decode)]);
+}
+
+async function tabMemory() {
+  results.tab_memory = await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, "--json"]);
 }
 
 async function blankPage() {

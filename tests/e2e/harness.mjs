@@ -219,7 +219,7 @@ async function largestMemory(pids) {
   for (const id of pids) {
     const status = await readFile(`/proc/${id}/status`, "utf8").catch(() => "");
     const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
-    const m = { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024, anon: kb("RssAnon") / 1024 };
+    const m = { pid: id, rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024, anon: kb("RssAnon") / 1024 };
     if (!best || m.rss > best.rss) best = m;
   }
   return best;

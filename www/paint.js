@@ -105,7 +105,7 @@ export function renderAll({ previewOnly = false } = {}) {
   if (shown.has("rules")) renderRules($("#p-rules .body"), { distribution: d, settings: state.settings, generated: r?.generated ?? [], vocabSize: view.info?.vocab_size ?? null });
   if (shown.has("entropy")) {
     renderEntropy($("#p-entropy .body"), { distribution: d, temperature: state.settings.temperature,
-      vocabSize: view.info?.vocab_size ?? 2 });
+      vocabSize: view.info?.vocab_size ?? 2, settings: state.settings });
   }
   if (shown.has("kv") && !previewOnly) {
     renderKv($("#p-kv .body"), { kv: r?.kv ?? null, counters: r?.counters ?? null,

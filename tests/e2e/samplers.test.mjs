@@ -153,6 +153,37 @@ test("each truncation's control keeps the set its definition gives, alone and in
   await page.close();
 });
 
+test("the entropy panel lists the stages the rules table draws: raw, the stages in force, final; no stage that is off", async () => {
+  /** The entropy panel's items and the rules table's columns, as data-stage names. */
+  const lists = (page) => page.evaluate(() => {
+    const ent = [...document.querySelectorAll("#p-entropy .ent-item")].map((e) => e.dataset.stage);
+    const cols = (g) => [...document.querySelectorAll(`#p-rules thead tr:nth-child(2) th[data-group=${g}]`)].map((th) => th.dataset.stage);
+    return { stages: ent.filter((x) => x.startsWith("stage:")).map((x) => x.slice(6)), rules: ent.filter((x) => x.startsWith("rule:")).map((x) => x.slice(5)),
+      pipeline: cols("pipeline"), alone: cols("alone") };
+  });
+  // The Hugging Face chain holds typical-p, epsilon and eta, all off by default.
+  const page = await open("?model=logits10");
+  let l = await lists(page);
+  assert.deepEqual(l.stages, ["raw", ...l.pipeline], "the entropy list's stages are the table's pipeline columns, after raw");
+  assert.deepEqual(l.rules, l.alone, "the entropy list's rules alone are the table's alone columns");
+  for (const off of ["sequence_bias", "no_repeat_ngram", "typical_p", "epsilon_cutoff", "eta_cutoff"]) {
+    assert.ok(!l.stages.includes(off), `${off} is off (it changes nothing): not listed (${l.stages})`);
+  }
+  for (const off of ["typical_p", "typical_p_llama", "epsilon_cutoff", "eta_cutoff", "top_n_sigma", "xtc", "mirostat"]) {
+    assert.ok(!l.rules.includes(off), `${off} alone is off: not listed (${l.rules})`);
+  }
+  assert.equal(l.stages.at(-1), "final");
+  // A stage turned on is listed, where the table draws it.
+  await page.fill("#ctl-epsilon_cutoff", "0.02");
+  await page.waitForSelector('#p-entropy [data-stage="stage:epsilon_cutoff"]');
+  l = await lists(page);
+  assert.deepEqual(l.stages, ["raw", ...l.pipeline]);
+  assert.deepEqual(l.rules, l.alone);
+  assert.ok(l.rules.includes("epsilon_cutoff"));
+  assert.deepEqual(page.problems(), []);
+  await page.close();
+});
+
 // The alone column comes from the engine's memo, which is keyed by min_keep too.
 test("min_tokens_to_keep holds a truncation's cut: top-p = 0.1 keeps t1 alone, or 4 tokens with min_keep = 4", async () => {
   const page = await open("?model=logits10");

@@ -1,14 +1,17 @@
-// Panel 4: entropy of the raw distribution and after each stage, and the
+// Panel 4: entropy of the raw distribution and after each stage in force
+// (the stages the rules table draws: an off stage changes nothing), and the
 // entropy-vs-temperature curve with the current temperature marked.
 
 import { makeEl, makeSvg, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { formatBits, labelStage, OKABE_ITO } from "./format.js";
+import { stageDrawn } from "../state/settings.js";
 
 /**
  * @typedef {Object} EntropyView
  * @property {any} distribution
  * @property {number} temperature  the current tau (0 = greedy)
  * @property {number} vocabSize
+ * @property {Record<string, any>} settings the settings in force (which stages are on)
  */
 
 const W = 360, H = 180, M = { l: 40, r: 12, t: 10, b: 32 };
@@ -25,9 +28,11 @@ export function renderEntropy(root, view) {
   svg.style.display = d ? "" : "none";
   if (!d) { syncChildren(list, 0, () => makeEl("div")); return; }
 
+  // The stages in force and the rules alone, as the rules table draws them.
+  const drawn = (/** @type {{ name: string }} */ s) => stageDrawn(view.settings, s.name);
   const items = [
-    ...d.stages.map((s) => ({ name: s.name === "final" ? "final (sampled)" : labelStage(s.name), s, kind: "stage" })),
-    ...d.rules.filter((s) => s.name !== "temperature" || true).map((s) => ({ name: `${labelStage(s.name)} alone`, s, kind: "rule" })),
+    ...d.stages.filter(drawn).map((s) => ({ name: s.name === "final" ? "final (sampled)" : labelStage(s.name), s, kind: "stage" })),
+    ...d.rules.filter(drawn).map((s) => ({ name: `${labelStage(s.name)} alone`, s, kind: "rule" })),
   ];
   const pairs = syncChildren(list, items.length, () => {
     const div = makeEl("div", { class: "ent-item" });

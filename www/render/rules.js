@@ -6,13 +6,7 @@
 
 import { makeEl, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { formatProb, formatProbShort, labelStage } from "./format.js";
-import { chainInForce, stageIsOn, CHAIN } from "../state/settings.js";
-
-/**
- * The columns drawn whatever the settings: the course's rules (every one
- * of them was always on the table).
- */
-const ALWAYS_DRAWN = new Set(["greedy", "temperature", "top_k", "top_p", "min_p", "penalties", "bias_bans", "final"]);
+import { chainInForce, stageIsOn, stageDrawn, CHAIN } from "../state/settings.js";
 
 /**
  * @typedef {Object} RulesView
@@ -37,7 +31,7 @@ export function renderRules(root, view) {
   const muBox = ensureSlot(root, "mu", () => makeEl("div", { class: "mu-steps" }));
   if (!d) { setText(note, "No distribution yet."); table.replaceChildren(); muBox.replaceChildren(); return; }
   const settings = view.settings;
-  const drawn = (/** @type {string} */ name) => ALWAYS_DRAWN.has(name) || stageIsOn(settings, name);
+  const drawn = (/** @type {string} */ name) => stageDrawn(settings, name);
   const chain = chainInForce(settings);
   const preset = settings.chain.length ? null : CHAIN.presets.find((p) => p.key === settings.order);
   const off = chain.filter((n) => !drawn(n)).map(labelStage);

@@ -241,6 +241,26 @@ export function stageIsOn(s, name) {
 }
 
 /**
+ * The stages and rules the panels draw whatever the settings: the raw
+ * distribution and the final one (the ends of every chain), and the course's
+ * rules (lesson 21's: every one of them was always on the rules table).
+ */
+const ALWAYS_DRAWN = new Set(["raw", "greedy", "temperature", "top_k", "top_p", "min_p", "penalties", "bias_bans", "final"]);
+
+/**
+ * Whether the panels draw this stage of the chain (or the rule alone of that
+ * name): one of the always drawn, or one a setting turns on (stageIsOn). A
+ * stage that is off changes nothing, so it is not drawn. The one decision the
+ * rules table's columns and the entropy panel's list both take.
+ * @param {Record<string, any>} s
+ * @param {string} name
+ * @returns {boolean}
+ */
+export function stageDrawn(s, name) {
+  return ALWAYS_DRAWN.has(name) || stageIsOn(s, name);
+}
+
+/**
  * The stages to add to `chain` so that every setting moved from its
  * default has a stage that reads it.
  * @param {Record<string, any>} s

@@ -38,6 +38,25 @@ test("embed mode shows only the chosen panels, compactly; the narrow page is rea
   await phone.close();
 });
 
+test("a ?panels= link without the controls panel gives its panels the whole width on a wide screen", async () => {
+  for (const [width, height] of [[1280, 800], [1920, 1080]]) {
+    const page = await openPlayground("?model=logits10&panels=dist,rules", { width, height });
+    assert.equal(await page.isVisible("#p-controls"), false);
+    const m = await page.evaluate(() => {
+      const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return { left: r.left, right: r.right, width: r.width }; };
+      const wrap = document.querySelector("#p-rules .table-wrap");
+      return { main: box("main.layout"), grid: box("main.layout > .grid"), dist: box("#p-dist"), rules: box("#p-rules"), tableCut: wrap.scrollWidth - wrap.clientWidth };
+    });
+    assert.ok(m.grid.width >= m.main.width - 1, `at ${width} px the panels' grid takes the layout's width: ${m.grid.width} of ${m.main.width}`);
+    assert.ok(m.rules.width >= m.main.width - 1, `at ${width} px the rules table's panel is full width: ${m.rules.width} of ${m.main.width}`);
+    assert.ok(Math.abs(m.dist.left - m.main.left) < 1, `at ${width} px the distribution starts at the layout's left edge (no empty controls column)`);
+    assert.ok(m.tableCut <= 0, `at ${width} px the rules table does not scroll sideways (${m.tableCut}px cut)`);
+    await screenshot(page, `page-panels-dist-rules-${width}`);
+    assert.deepEqual(page.problems(), []);
+    await page.close();
+  }
+});
+
 test("each panel saves as PNG and SVG figures", async () => {
   const page = await openPlayground("?model=logits10&temperature=0.5");
   for (const panel of ["p-dist", "p-entropy"]) {

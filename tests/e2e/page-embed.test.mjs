@@ -38,6 +38,43 @@ test("embed mode shows only the chosen panels, compactly; the narrow page is rea
   await phone.close();
 });
 
+test("on a small phone (360 and 320 px) the title, the Lessons menu and ? share one line, and nothing in the header sticks out", async () => {
+  for (const width of [360, 320]) {
+    const page = await openPlayground("?model=logits10", { width, height: 740 });
+    const head = await page.evaluate(() => {
+      const box = (el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height }; };
+      const summary = document.querySelector("#lessons-menu > summary");
+      const top = document.querySelector("header.top");
+      return {
+        h1: box(document.querySelector(".top h1")), menu: box(summary), tour: box(document.querySelector("#btn-tour")),
+        lineHeight: parseFloat(getComputedStyle(summary).lineHeight),
+        over: [...top.querySelectorAll("*")].filter((el) => {
+          const r = el.getBoundingClientRect();
+          // what is drawn (the closed menu's list is laid out but not drawn)
+          return el.checkVisibility() && r.width > 0 && (r.right > innerWidth + 0.5 || r.left < -0.5);
+        }).map((el) => el.id || el.className || el.tagName),
+        headerScroll: top.scrollWidth - top.clientWidth,
+        pageScroll: document.documentElement.scrollWidth - innerWidth,
+      };
+    });
+    const middle = (b) => (b.top + b.bottom) / 2;
+    for (const [name, b] of [["the Lessons menu", head.menu], ["the ? button", head.tour]]) {
+      assert.ok(middle(b) > head.h1.top && middle(b) < head.h1.bottom, `at ${width} px ${name} is on the title's line: ${JSON.stringify(b)} beside ${JSON.stringify(head.h1)}`);
+    }
+    assert.ok(head.menu.height < 2 * head.lineHeight, `at ${width} px the Lessons button is one line high: ${head.menu.height}px`);
+    assert.ok(head.h1.right <= head.menu.left && head.menu.right <= head.tour.left, `at ${width} px title, menu, ? in a row without overlapping`);
+    assert.deepEqual(head.over, [], `at ${width} px nothing in the header sticks out of the screen`);
+    assert.ok(head.headerScroll <= 0 && head.pageScroll <= 0, `at ${width} px no sideways scrolling: header ${head.headerScroll}, page ${head.pageScroll}`);
+    // the open menu fits on the screen too
+    await page.click("#lessons-menu > summary");
+    const list = await page.$eval("#lessons-list", (el) => { const r = el.getBoundingClientRect(); return { left: r.left, right: r.right, width: r.width }; });
+    assert.ok(list.width > 0 && list.left >= 0 && list.right <= width, `at ${width} px the open Lessons menu is on the screen: ${JSON.stringify(list)}`);
+    await page.screenshot({ path: new URL(`../artifacts/page-header-${width}px.png`, import.meta.url).pathname, clip: { x: 0, y: 0, width, height: 200 } });
+    assert.deepEqual(page.problems(), []);
+    await page.close();
+  }
+});
+
 test("a ?panels= link without the controls panel gives its panels the whole width on a wide screen", async () => {
   for (const [width, height] of [[1280, 800], [1920, 1080]]) {
     const page = await openPlayground("?model=logits10&panels=dist,rules", { width, height });

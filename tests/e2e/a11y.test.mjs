@@ -84,6 +84,18 @@ for (const colorScheme of /** @type {const} */ (["light", "dark"])) {
   });
 }
 
+for (const colorScheme of /** @type {const} */ (["light", "dark"])) {
+  test(`axe: a long chain's dense rules table, short headers and small type (${colorScheme})`, async () => {
+    const { page, errors } = await open("?tour=0&top_k=40&top_p=0.95&min_p=0.02&repetition_penalty=1.2&typical_p=0.9&epsilon_cutoff=0.001" +
+      "&eta_cutoff=0.001&top_nsigma=3&xtc_threshold=0.1&xtc_probability=0.5&dry_multiplier=0.8&mirostat=2&no_repeat_ngram_size=3",
+    { width: 1280, height: 800, colorScheme });
+    assert.equal(await page.$eval("#p-rules table", (t) => t.classList.contains("dense")), true);
+    assertClean(await axeProblems(page), `the dense rules table (${colorScheme})`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+}
+
 test("axe: the toy models' tools (logits editor, bigram retraining) and a refused value", async () => {
   const { page, errors } = await open("?model=logits10&tour=0");
   await page.fill("#ctl-top_p", "7"); // refused: the message next to the control

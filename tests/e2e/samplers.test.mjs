@@ -15,6 +15,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startSuite, stopSuite, openPlaygroundIn, screenshot } from "./harness.mjs";
 import { parseQuery, formatQuery } from "../../www/state/url.js";
+import { STAGE_LABELS } from "../../www/render/format.js";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -384,6 +385,54 @@ test("bad values in the URL are refused with a message, and the page stays usabl
   await page.waitForFunction(() => document.querySelector('#p-rules tfoot tr:nth-child(2) td[data-stage=final]')?.textContent === "3");
   assert.deepEqual(page.problems(), []);
   await page.close();
+});
+
+/** Fourteen samplers on (the README's URL names), on the default model: 27 columns besides the tokens'. */
+const MANY_ON = "?top_k=40&top_p=0.95&min_p=0.02&repetition_penalty=1.2&typical_p=0.9&epsilon_cutoff=0.001&eta_cutoff=0.001" +
+  "&top_nsigma=3&xtc_threshold=0.1&xtc_probability=0.5&dry_multiplier=0.8&mirostat=2&no_repeat_ngram_size=3&temperature=0.9";
+/** Every stage in the chain at once (both typical-p forms, sequence bias): 29 columns. */
+const ALL_STAGES = `${MANY_ON}&sequence_bias=${encodeURIComponent("3 17:1.5")}&chain=sequence_bias,penalties,no_repeat_ngram,bias_bans,dry,` +
+  "top_n_sigma,temperature,top_k,top_p,min_p,xtc,mirostat,typical_p,typical_p_llama,epsilon_cutoff,eta_cutoff";
+
+/** The rules table's box and columns. */
+const rulesTable = (page) => page.evaluate(() => {
+  const wrap = document.querySelector("#p-rules .table-wrap");
+  const table = wrap.querySelector("table");
+  const heads = [...table.tHead.rows[1].cells].slice(1);
+  return {
+    scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth, overflowX: getComputedStyle(wrap).overflowX,
+    columns: heads.length, dense: table.classList.contains("dense"),
+    fontPx: parseFloat(getComputedStyle(table.tBodies[0].rows[0].cells[1]).fontSize),
+    // each header's full name: its own text, or its abbreviation's title and its accessible name
+    names: heads.map((th) => ({ stage: th.dataset.stage, text: th.textContent, title: th.querySelector("abbr")?.title ?? null, label: th.getAttribute("aria-label") })),
+    pageScroll: document.documentElement.scrollWidth - innerWidth,
+  };
+});
+
+test("with fourteen samplers on, the rules table fits 1280×800 without scrolling sideways; a phone scrolls it in its own box", async () => {
+  for (const [query, want] of [[MANY_ON, 27], [ALL_STAGES, 29]]) {
+    const page = await open(query, { width: 1280, height: 800 });
+    const t = await rulesTable(page);
+    assert.equal(t.columns, want, `${want} columns`);
+    assert.ok(t.scrollWidth <= t.clientWidth, `the rules table fits its panel at 1280 px: scrollWidth ${t.scrollWidth} > clientWidth ${t.clientWidth} (${t.columns} columns)`);
+    assert.ok(t.dense && t.fontPx >= 11, `compact but readable: ${t.fontPx}px type`);
+    for (const n of t.names) {
+      const full = STAGE_LABELS[n.stage];
+      assert.ok(n.text === full || (n.title === full && n.label === full), `the ${n.stage} header names it in full: ${JSON.stringify(n)}`);
+    }
+    assert.ok(t.pageScroll <= 0, "the page does not scroll sideways");
+    if (want === 27) await screenshot(page, "samplers-1280-many-on");
+    assert.deepEqual(page.problems(), []);
+    await page.close();
+  }
+  const phone = await open(MANY_ON, { width: 390, height: 844 });
+  const t = await rulesTable(phone);
+  assert.ok(t.pageScroll <= 0, `the phone's page does not scroll sideways (${t.pageScroll}px)`);
+  assert.equal(t.overflowX, "auto", "the table scrolls inside its own box");
+  await phone.$eval("#p-rules", (el) => el.scrollIntoView({ block: "start" }));
+  await phone.screenshot({ path: new URL("../artifacts/samplers-390-many-on.png", import.meta.url).pathname });
+  assert.deepEqual(phone.problems(), []);
+  await phone.close();
 });
 
 test("screenshots with More controls open: the core sliders and the distribution stay in view at 1280×800, nothing overflows on a phone", async () => {

@@ -8,6 +8,62 @@ import { makeEl, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { formatProb, formatProbShort, labelStage } from "./format.js";
 import { chainInForce, stageIsOn, stageDrawn, CHAIN } from "../state/settings.js";
 
+/** More columns than this (the course's twelve) and the table goes dense: compact headers and numbers. */
+const DENSE_AFTER = 12;
+
+/**
+ * A dense table's column headers: short, breaking onto a second line where
+ * a hyphen or a space allows; the full name stays in the header's title and
+ * its accessible name. Names not listed here are short already.
+ */
+const SHORT_LABELS = {
+  temperature: "τ", penalties: "pen.", bias_bans: "bias/ bans", sequence_bias: "seq. bias",
+  no_repeat_ngram: "n-gram", typical_p: "typ. HF", typical_p_llama: "typ. llama", epsilon_cutoff: "ε-cut",
+  eta_cutoff: "η-cut", mirostat: "miro.",
+};
+
+/**
+ * A probability in a dense table's cell: three decimals without the leading
+ * zero (".146", "1.00"); the exact value is in the cell's title.
+ * @param {number} p
+ */
+function formatProbDense(p) {
+  if (p === 0) return "0";
+  if (p < 0.0005) return "<.001";
+  const t = p.toFixed(3);
+  return t === "1.000" ? "1.00" : t.replace(/^0\./, ".");
+}
+
+/**
+ * A count in a dense table's cell: thousands shortened past four digits ("49k").
+ * @param {number} n
+ */
+function formatCountDense(n) {
+  return n < 10000 ? String(n) : `${Math.round(n / 1000)}k`;
+}
+
+/**
+ * A column's header: its label, or in a dense table the short one, in an
+ * <abbr> whose title (and the header's accessible name) is the full name.
+ * @param {HTMLElement} th
+ * @param {string} name the stage's name
+ * @param {boolean} dense
+ */
+function setHeader(th, name, dense) {
+  const full = labelStage(name);
+  const short = dense ? SHORT_LABELS[name] ?? full : full;
+  const key = `${short}|${full}`;
+  if (th.dataset.label === key) return;
+  th.dataset.label = key;
+  if (short === full) {
+    th.replaceChildren(full);
+    th.removeAttribute("aria-label");
+  } else {
+    th.replaceChildren(makeEl("abbr", { title: full }, short));
+    th.setAttribute("aria-label", full);
+  }
+}
+
 /**
  * @typedef {Object} RulesView
  * @property {any} distribution the engine's Distribution
@@ -45,8 +101,12 @@ export function renderRules(root, view) {
   const rules = d.rules.filter((s) => drawn(s.name));
   const stages = d.stages.filter((s) => s.name !== "raw" && drawn(s.name));
   const columns = [...rules.map((s) => ({ s, group: "alone" })), ...stages.map((s) => ({ s, group: "pipeline" }))];
-  // More columns than the course's twelve: tighter cells, so more of them fit before it scrolls.
-  table.classList.toggle("dense", columns.length > 12);
+  // More columns than the course's twelve: tighter cells, short headers and
+  // numbers, so a long chain fits a laptop's width without scrolling sideways.
+  const dense = columns.length > DENSE_AFTER;
+  table.classList.toggle("dense", dense);
+  const prob = dense ? formatProbDense : formatProbShort;
+  const count = dense ? formatCountDense : String;
 
   const thead = table.tHead ?? table.createTHead();
   const [groupRow, nameRow] = syncChildren(thead, 2, () => makeEl("tr"));
@@ -60,7 +120,7 @@ export function renderRules(root, view) {
   const nameCells = syncChildren(nameRow, columns.length + 1, () => makeEl("th", { scope: "col" }));
   setText(nameCells[0], "token");
   columns.forEach(({ s, group }, j) => {
-    setText(nameCells[j + 1], labelStage(s.name));
+    setHeader(nameCells[j + 1], s.name, dense);
     setAttr(nameCells[j + 1], "data-stage", s.name);
     setAttr(nameCells[j + 1], "data-group", group);
     nameCells[j + 1].className = group === "pipeline" && columns[j - 1]?.group === "alone" ? "pipe" : "";
@@ -71,11 +131,12 @@ export function renderRules(root, view) {
   d.raw_top.forEach((tok, i) => {
     const cells = syncChildren(rows[i], columns.length + 1, (k) => makeEl(k === 0 ? "th" : "td", k === 0 ? { scope: "row" } : {}));
     setText(cells[0], tok.display);
+    setAttr(cells[0], "title", tok.display); // a dense table cuts a long token short
     columns.forEach(({ s, group }, j) => {
       const t = s.top[i];
       const cell = cells[j + 1];
       // kept cells carry their probability, cut ones a ✗: readable without colour
-      setText(cell, t.kept ? formatProbShort(t.prob) : "✗");
+      setText(cell, t.kept ? prob(t.prob) : "✗");
       setAttr(cell, "title", `${labelStage(s.name)}: ${t.kept ? "kept" : "cut"}, p = ${formatProb(t.prob)}`);
       cell.className = `${t.kept ? "kept" : "cut"}${group === "pipeline" && columns[j - 1]?.group === "alone" ? " pipe" : ""}`;
     });
@@ -84,9 +145,10 @@ export function renderRules(root, view) {
   const tfoot = table.tFoot ?? table.createTFoot();
   const footRows = syncChildren(tfoot, 3, () => makeEl("tr"));
   const foot = [
-    ["kept mass", (s) => formatProbShort(s.kept_mass), (s) => `raw probability mass of the kept set: ${formatProb(s.kept_mass)}`],
-    ["set size", (s) => String(s.kept_count), (s) => `${s.kept_count} tokens keep non-zero probability`],
-    ["beyond top 10", (s) => (s.kept_beyond_top ? `+${s.kept_beyond_top}` : "0"), (s) => `${s.kept_beyond_top} kept tokens are not in the list above`],
+    ["kept mass", (s) => prob(s.kept_mass), (s) => `raw probability mass of the kept set: ${formatProb(s.kept_mass)}`],
+    ["set size", (s) => count(s.kept_count), (s) => `${s.kept_count} tokens keep non-zero probability`],
+    // dense: no "+", the row's name says it
+    ["beyond top 10", (s) => (s.kept_beyond_top && !dense ? `+${s.kept_beyond_top}` : count(s.kept_beyond_top)), (s) => `${s.kept_beyond_top} kept tokens are not in the list above`],
   ];
   foot.forEach(([label, value, title], r) => {
     const cells = syncChildren(footRows[r], columns.length + 1, (k) => makeEl(k === 0 ? "th" : "td", k === 0 ? { scope: "row" } : {}));

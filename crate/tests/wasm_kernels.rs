@@ -1,0 +1,326 @@
+//! The wasm simd128 kernels, run in wasm: `pkg-scripts/test-wasm-kernels`
+//! builds this file for wasm32-unknown-unknown with `+simd128` and runs it
+//! in Node under `wasm-bindgen-test-runner`. Natively it is empty (the
+//! kernels' own tests compare the AVX2 path with the scalar one there).
+//!
+//! Every test first checks that `matmul` really takes the simd128 path, so
+//! a build without `+simd128` (the scalar fallback) fails instead of passing.
+//!
+//! What is compared, and why the tolerances are what they are (u = 2^-24):
+//! - One (sub-)block alone, every format: bit for bit. Both paths quantise
+//!   the activations to the same numbers (`quantize_wide` computes
+//!   `Activations::quantize`'s), the integer dot product is exact in i32 on
+//!   both, and the block's value is `(d_w·d_x)·isum [+ m_w·s_x]` in the same
+//!   f32 operations; a lone block leaves no sum to reorder (the other lanes
+//!   add exact zeros). Q4_K's `d·sc·d_x·isum` is associated differently
+//!   (simd128 `((d·sc)·d_x)·isum`, scalar `(d·d_x)·(sc·isum)`); with
+//!   `d_x` a power of two (the block's largest |x| is 127·2^e) both round
+//!   only once, so it is bit for bit as well.
+//! - Whole rows: the paths add the same per-block values in other orders
+//!   (scalar one after another; simd128 in four lanes, blocks ≡ j mod 4,
+//!   then lane sums). Each order is within `(nb + 3)·u·Σ|v_b|` of the exact
+//!   sum of the values `v_b`, so they are within twice that. Q4_K's values
+//!   themselves may differ: each association rounds twice (`d·sc` is exact),
+//!   so by `4u·|a_b|` with `a_b` the block's product without its `dmin`
+//!   term, plus one rounding of the subtraction on each side (`2u·|v_b|`).
+//!   The `v_b` and `a_b` are measured through the public scalar path, one
+//!   block at a time (activations are quantised per 32-value block, so a
+//!   block alone gets the numbers it gets in the row).
+//! - Tiles of input rows (4 at a time, and the 1–3 left over) against the
+//!   same rows one at a time: bit for bit.
+//! - inf/NaN scales (a broken file): the same outputs are non-finite as on
+//!   the scalar path, and no other.
+//! - The dense f32 products (`dense::xw`, `dense::xwt`, same simd128 gate):
+//!   against the f64 sum, within `(k + 2)·u·Σ|x·w|` (any order of k f32
+//!   products and sums; simd128 has no fused multiply-add).
+#![cfg(target_arch = "wasm32")]
+
+use half::f16;
+use nexttoken::quant::kernels::{BlockFormat, KernelPath, Product, dense, matmul, matmul_on, path_name};
+use nexttoken::rng::Rng;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+const U: f64 = 1.0 / (1u64 << 24) as f64;
+const BLOCK: usize = 32;
+
+fn assert_simd128() {
+    assert!(cfg!(target_feature = "simd128"), "built without +simd128: the kernels would be the scalar ones");
+    assert_eq!(path_name(), "wasm simd128", "matmul does not take the simd128 path");
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Style {
+    /// Scales around 0.01, random codes: a real model's weights.
+    Typical,
+    /// Any finite f16 scale (subnormal to ±65504), random codes.
+    AnyScale,
+    /// The largest codes (all bits set; Q8_0 and Q6_K's scales −128 or 127), scales ±65504 or random.
+    Extreme,
+    /// Every byte 0: zero scales and zero codes.
+    Zero,
+}
+
+/// Byte offsets of a block's f16 scale `d` and of its second f16 (`m`, Q4_K's `dmin`).
+fn f16_fields(f: BlockFormat) -> (usize, Option<usize>) {
+    match f {
+        BlockFormat::Q6K => (208, None),
+        BlockFormat::Q4_1 | BlockFormat::Q5_1 | BlockFormat::Q4K => (0, Some(2)),
+        _ => (0, None),
+    }
+}
+
+fn finite_f16(rng: &mut Rng) -> u16 {
+    loop {
+        let b = rng.next_u64() as u16;
+        if b & 0x7C00 != 0x7C00 {
+            return b;
+        }
+    }
+}
+
+fn f16_bits(rng: &mut Rng, style: Style) -> u16 {
+    match style {
+        Style::Typical => f16::from_f64((rng.next_f64() - 0.3) * 0.02).to_bits(),
+        Style::AnyScale => finite_f16(rng),
+        Style::Extreme => match rng.next_u64() % 3 {
+            0 => f16::MAX.to_bits(),
+            1 => f16::MIN.to_bits(),
+            _ => finite_f16(rng),
+        },
+        Style::Zero => 0,
+    }
+}
+
+fn random_weights(rng: &mut Rng, f: BlockFormat, n: usize, k: usize, style: Style) -> Vec<u8> {
+    let (bs, blocks) = (f.block_bytes(), n * k / f.block_values());
+    let mut w = vec![0u8; bs * blocks];
+    for blk in w.chunks_exact_mut(bs) {
+        for (i, b) in blk.iter_mut().enumerate() {
+            *b = match (style, f) {
+                (Style::Zero, _) => 0,
+                (Style::Extreme, BlockFormat::Q8_0) => [0x80, 0x7F][(rng.next_u64() % 2) as usize],
+                (Style::Extreme, BlockFormat::Q6K) if (192..208).contains(&i) => [0x80, 0x7F][(rng.next_u64() % 2) as usize],
+                (Style::Extreme, _) => 0xFF,
+                _ => rng.next_u64() as u8,
+            };
+        }
+        let (d, second) = f16_fields(f);
+        for at in std::iter::once(d).chain(second) {
+            blk[at..at + 2].copy_from_slice(&f16_bits(rng, style).to_le_bytes());
+        }
+    }
+    w
+}
+
+/// Uniform in (−2, 2), with (when k allows) a zero block, a block with one
+/// large value, a block of ±1000 (codes ±127 everywhere), and an all-zero
+/// second row.
+fn random_x(rng: &mut Rng, rows: usize, k: usize) -> Vec<f32> {
+    let mut x: Vec<f32> = (0..rows * k).map(|_| ((rng.next_f64() - 0.5) * 4.0) as f32).collect();
+    if k >= 3 * BLOCK {
+        x[..BLOCK].fill(0.0);
+        x[BLOCK + 5] = 300.0;
+        for (j, v) in x[2 * BLOCK..3 * BLOCK].iter_mut().enumerate() {
+            *v = if j % 3 == 0 { -1000.0 } else { 1000.0 };
+        }
+    }
+    if rows >= 2 {
+        x[k..2 * k].fill(0.0);
+    }
+    x
+}
+
+fn scalar(f: BlockFormat, weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize) -> Vec<f32> {
+    let mut out = vec![f32::NAN; rows_x * n];
+    matmul_on(KernelPath::Scalar, &Product { format: f, weights, n, k, x, rows_x }, &mut out);
+    out
+}
+
+fn fast(f: BlockFormat, weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize) -> Vec<f32> {
+    let mut out = vec![f32::NAN; rows_x * n];
+    matmul(f, weights, n, k, x, rows_x, &mut out);
+    out
+}
+
+/// The scalar value of 32-value activation block `b` of `xr` (one input
+/// row) against weight row `row`: its (super-)block alone, the other
+/// activations of a super-block zero (they add exact zeros).
+fn block_value(f: BlockFormat, row: &[u8], xr: &[f32], b: usize) -> f32 {
+    let per = f.block_values() / BLOCK;
+    let blk = &row[b / per * f.block_bytes()..][..f.block_bytes()];
+    let mut xs = vec![0f32; f.block_values()];
+    let sub = b % per;
+    xs[sub * BLOCK..][..BLOCK].copy_from_slice(&xr[b * BLOCK..][..BLOCK]);
+    scalar(f, blk, 1, f.block_values(), &xs, 1)[0]
+}
+
+/// The bound on |simd128 − scalar| for output (row `m` of x, row `r` of W), from the header.
+fn bound(f: BlockFormat, w: &[u8], k: usize, x: &[f32], m: usize, r: usize) -> f64 {
+    let row = &w[r * f.row_bytes(k)..][..f.row_bytes(k)];
+    let xr = &x[m * k..][..k];
+    let nb = k / BLOCK;
+    let (mut v, mut a) = (0f64, 0f64);
+    for b in 0..nb {
+        v += (block_value(f, row, xr, b) as f64).abs();
+        if f == BlockFormat::Q4K {
+            let mut no_min = row.to_vec();
+            let blk = b / 8 * f.block_bytes();
+            no_min[blk + 2..blk + 4].fill(0); // dmin = 0: the block's value is its product alone
+            a += (block_value(f, &no_min, xr, b) as f64).abs();
+        }
+    }
+    let t = 2.0 * (nb as f64 + 4.0) * U * v + 4.0 * U * a;
+    t * 1.01 // the O(u²) terms the bound above leaves out
+}
+
+fn shapes(f: BlockFormat) -> Vec<(usize, usize, usize)> {
+    // (k, n, rows): blocks per row not a multiple of 4 (1, 3, 5, 7, 18, 48
+    // of 32 values; 1–6 super-blocks), rows 1–5 and 17 (tiles of 4 and what is left).
+    if f.is_k() {
+        vec![(256, 1, 1), (256, 3, 2), (512, 5, 3), (768, 4, 4), (1536, 3, 5), (512, 2, 17)]
+    } else {
+        vec![(32, 1, 1), (96, 3, 2), (160, 5, 3), (224, 4, 4), (256, 7, 5), (576, 6, 17), (1536, 3, 2)]
+    }
+}
+
+#[wasm_bindgen_test]
+fn matmul_takes_the_simd128_path() {
+    assert_simd128();
+}
+
+#[wasm_bindgen_test]
+fn every_format_matches_scalar_within_the_summation_order() {
+    assert_simd128();
+    let mut seed = 1000;
+    for f in BlockFormat::ALL {
+        for style in [Style::Typical, Style::AnyScale, Style::Extreme, Style::Zero] {
+            for (k, n, rows) in shapes(f) {
+                seed += 1;
+                let mut rng = Rng::new(seed);
+                let w = random_weights(&mut rng, f, n, k, style);
+                let x = random_x(&mut rng, rows, k);
+                let (y, ys) = (fast(f, &w, n, k, &x, rows), scalar(f, &w, n, k, &x, rows));
+                for (i, (&y, &ys)) in y.iter().zip(&ys).enumerate() {
+                    let (m, r) = (i / n, i % n);
+                    let what = format!("{} {style:?} k={k} n={n} rows={rows} output [{m}][{r}]", f.name());
+                    assert!(y.is_finite() && ys.is_finite(), "{what}: simd128 {y}, scalar {ys}");
+                    let b = bound(f, &w, k, &x, m, r);
+                    assert!((y as f64 - ys as f64).abs() <= b, "{what}: simd128 {y} vs scalar {ys}, bound {b}");
+                    if matches!(style, Style::Zero) || (rows >= 2 && m == 1) {
+                        assert_eq!((y, ys), (0.0, 0.0), "{what}: zero weights or a zero input row");
+                    }
+                }
+                if matches!(style, Style::Typical) {
+                    assert!(y.iter().any(|&v| v != 0.0), "{} k={k}: every output 0, nothing was compared", f.name());
+                }
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn one_block_alone_is_bit_for_bit_the_scalar_value() {
+    assert_simd128();
+    let mut rng = Rng::new(7);
+    for f in BlockFormat::ALL {
+        for style in [Style::Typical, Style::AnyScale, Style::Extreme] {
+            // 9 (super-)blocks a row: two full groups of four and one left over.
+            let (k, n) = (9 * f.block_values(), 3);
+            let w = random_weights(&mut rng, f, n, k, style);
+            for rows in [1, 3, 4, 5] {
+                for b in 0..k / BLOCK {
+                    // Only block b of each input row is non-zero; its largest |x| is 127·2^-6.
+                    let mut x = vec![0f32; rows * k];
+                    for m in 0..rows {
+                        let xs = &mut x[m * k + b * BLOCK..][..BLOCK];
+                        for v in xs.iter_mut() {
+                            *v = ((rng.next_f64() - 0.5) * 3.9) as f32;
+                        }
+                        let top = (rng.next_u64() % BLOCK as u64) as usize;
+                        xs[top] = if rng.next_u64() % 2 == 0 { 127.0 / 64.0 } else { -127.0 / 64.0 };
+                    }
+                    let (y, ys) = (fast(f, &w, n, k, &x, rows), scalar(f, &w, n, k, &x, rows));
+                    for (i, (&y, &ys)) in y.iter().zip(&ys).enumerate() {
+                        assert!(
+                            y == ys,
+                            "{} {style:?} block {b} of {}, rows={rows}, output {i}: simd128 {y} vs scalar {ys}",
+                            f.name(),
+                            k / BLOCK
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn tiles_of_input_rows_agree_with_single_rows() {
+    assert_simd128();
+    let mut rng = Rng::new(99);
+    for f in BlockFormat::ALL {
+        let (n, k, rows) = (5, if f.is_k() { 512 } else { 96 }, 17);
+        let w = random_weights(&mut rng, f, n, k, Style::Typical);
+        let x = random_x(&mut rng, rows, k);
+        let all = fast(f, &w, n, k, &x, rows);
+        for m in 0..rows {
+            let one = fast(f, &w, n, k, &x[m * k..][..k], 1);
+            assert_eq!(one, all[m * n..][..n], "{} row {m}", f.name());
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn inf_and_nan_scales_give_what_scalar_gives() {
+    assert_simd128();
+    let mut rng = Rng::new(5);
+    for f in BlockFormat::ALL {
+        let (n, k, rows) = (6, if f.is_k() { 768 } else { 160 }, 5);
+        let mut w = random_weights(&mut rng, f, n, k, Style::Typical);
+        let rb = f.row_bytes(k);
+        // inf in d of row 0, −inf in row 1, NaN in row 2, inf in the second f16 of row 4.
+        for (row, at, bits) in [(0, 0, 0x7C00u16), (1, 2, 0xFC00), (2, 1, 0x7E00), (4, 2, 0x7C00)] {
+            let (d, second) = f16_fields(f);
+            let field = if row == 4 { second.unwrap_or(d) } else { d };
+            let o = row * rb + at * f.block_bytes() + field;
+            w[o..o + 2].copy_from_slice(&bits.to_le_bytes());
+        }
+        let x = random_x(&mut rng, rows, k);
+        let (y, ys) = (fast(f, &w, n, k, &x, rows), scalar(f, &w, n, k, &x, rows));
+        for (i, (&y, &ys)) in y.iter().zip(&ys).enumerate() {
+            assert_eq!(y.is_finite(), ys.is_finite(), "{} output {i}: simd128 {y} vs scalar {ys}", f.name());
+            if i % n == 3 || i % n == 5 {
+                assert!(y.is_finite(), "{} output {i}: a row with finite scales stays finite", f.name());
+            }
+        }
+        assert!(!y[0].is_finite(), "{}", f.name());
+    }
+}
+
+#[wasm_bindgen_test]
+fn dense_products_match_the_exact_sums() {
+    assert_simd128();
+    let mut rng = Rng::new(11);
+    for (rows, k, n) in [(1, 1, 1), (1, 7, 5), (2, 33, 21), (3, 64, 48), (1, 192, 192), (5, 130, 67), (1, 576, 1539), (4, 3, 9)] {
+        let mut next = || ((rng.next_f64() - 0.5) * 2.0) as f32;
+        let x: Vec<f32> = (0..rows * k).map(|_| next()).collect();
+        let w: Vec<f32> = (0..k * n).map(|_| next()).collect(); // [k, n]
+        let wt: Vec<f32> = (0..n * k).map(|t| w[(t % k) * n + t / k]).collect(); // [n, k]
+        let (mut a, mut b) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
+        dense::xw(&w, k, n, &x, rows, &mut a);
+        dense::xwt(&wt, n, k, &x, rows, &mut b);
+        for r in 0..rows {
+            for j in 0..n {
+                let terms = (0..k).map(|i| x[r * k + i] as f64 * w[i * n + j] as f64);
+                let exact: f64 = terms.clone().sum();
+                let bound = (k as f64 + 2.0) * U * terms.map(f64::abs).sum::<f64>();
+                for (what, got) in [("xw", a[r * n + j]), ("xwt", b[r * n + j])] {
+                    assert!(
+                        (got as f64 - exact).abs() <= bound,
+                        "{what} rows={rows} k={k} n={n} [{r}][{j}]: {got} vs {exact}, bound {bound}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -84,6 +84,12 @@ pub trait LanguageModel {
 
     /// Zeroes the work counters (a new generation starts).
     fn reset_counters(&mut self);
+
+    /// Replaces the KV cache by an empty one of this precision (at load:
+    /// what was cached is dropped). A model without a KV cache refuses.
+    fn set_kv_precision(&mut self, precision: crate::kv_cache::KvPrecision) -> Result<()> {
+        crate::bail!("{} keeps no KV cache, so it has no KV type to set ({})", self.info().name, precision.name())
+    }
 }
 
 /// Refuses what a model returned when any logit is NaN or infinite.

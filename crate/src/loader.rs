@@ -30,7 +30,7 @@ pub fn model_from_files(
     let model = weights::load_weights(&manifest.config, weights_bytes, &device)?;
     let mut lm = DecoderLm::new(&manifest.name, manifest.config, model, backend)?;
     lm.eos_id = manifest.eos_id;
-    lm.source = WeightsSource { format: "nexttoken-model", quant: None, file_bytes: None };
+    lm.set_source(WeightsSource { format: "nexttoken-model", quant: None, file_bytes: None });
     Ok((lm, tokenizer))
 }
 

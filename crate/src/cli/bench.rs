@@ -26,6 +26,9 @@ pub struct BenchArgs {
     pub repeats: usize,
     #[arg(long, default_value = "flex")]
     pub backend: String,
+    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
+    #[arg(long = "kv-type")]
+    pub kv_type: Option<String>,
     /// Threads burn-flex may use (rayon); 1 to compare with llama.cpp on one thread.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -67,7 +70,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     // uses it, which is after this point: nothing has run in parallel yet.
     unsafe { std::env::set_var("RAYON_NUM_THREADS", args.threads.to_string()) };
     let t0 = Instant::now();
-    let mut session = open_session(&args.model, &args.backend)?;
+    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
     let load_s = t0.elapsed().as_secs_f64();
     let info = session.info();
     let vocab = info.vocab_size as u32;

@@ -24,6 +24,9 @@ pub struct CheckCacheArgs {
     pub steps: usize,
     #[arg(long, default_value = "flex")]
     pub backend: String,
+    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
+    #[arg(long = "kv-type")]
+    pub kv_type: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -42,7 +45,7 @@ pub fn run(args: CheckCacheArgs) -> Result<()> {
     if args.steps == 0 || args.steps > MAX_NEW {
         crate::bail!("--steps must be between 1 and {MAX_NEW}, got {}", args.steps);
     }
-    let mut session = open_session(&args.model, &args.backend)?;
+    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
     let settings = GenerationSettings {
         rules: RuleSettings { temperature: 0.0, ..RuleSettings::default() },
         max_new: args.steps,

@@ -53,6 +53,9 @@ pub struct GenerateArgs {
     /// `flex` (default) or `ndarray` (needs the ndarray feature).
     #[arg(long, default_value = "flex")]
     pub backend: String,
+    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
+    #[arg(long = "kv-type")]
+    pub kv_type: Option<String>,
     /// Print JSON: every step's report (sampling) or the beam report.
     #[arg(long)]
     pub json: bool,
@@ -88,7 +91,7 @@ fn write_out(text: &str) -> Result<()> {
 
 pub fn run(args: GenerateArgs) -> Result<()> {
     let settings = settings_from(&args)?;
-    let mut session = open_session(&args.model, &args.backend)?;
+    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
     super::rule_args::note_top_k_past_vocabulary(settings.rules.top_k, session.info().vocab_size);
     let first = session.start(&args.prompt, &settings)?;
     if args.beams.is_some() {

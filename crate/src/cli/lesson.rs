@@ -53,7 +53,7 @@ pub fn run(args: LessonArgs) -> Result<()> {
         };
         let value = if name == "diversity" {
             let prompt = args.prompt.replace("\\n", "\n");
-            course::diversity::curve(&mut super::model_arg::open_session(&args.model, "flex")?, &prompt)?
+            course::diversity::curve(&mut super::model_arg::open_session(&args.model, "flex", None)?, &prompt)?
         } else if name == "kv-size" {
             let shape = KvShape {
                 layers: args.layers,

@@ -4,10 +4,22 @@ use crate::backend::BackendKind;
 use crate::builtin;
 use crate::error::{Error, Result};
 use crate::gguf;
+use crate::kv_cache::KvPrecision;
 use crate::loader;
 use crate::session::Session;
 
-pub fn open_session(model: &str, backend: &str) -> Result<Session> {
+/// The model, with its KV cache in `kv_type` (`f16`/`f32`) when given, else
+/// in the model's default (`KvPrecision::default_for`).
+pub fn open_session(model: &str, backend: &str, kv_type: Option<&str>) -> Result<Session> {
+    let kv = kv_type.map(KvPrecision::parse).transpose()?;
+    let mut session = open_default(model, backend)?;
+    if let Some(kv) = kv {
+        session.set_kv_precision(kv)?;
+    }
+    Ok(session)
+}
+
+fn open_default(model: &str, backend: &str) -> Result<Session> {
     let backend = BackendKind::parse(backend)?;
     match model.strip_prefix("builtin:") {
         Some(name) => builtin::open(name),

@@ -20,13 +20,16 @@ pub struct ScoreArgs {
     pub chat: bool,
     #[arg(long, default_value = "flex")]
     pub backend: String,
+    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
+    #[arg(long = "kv-type")]
+    pub kv_type: Option<String>,
     /// Print the whole report as one JSON object.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: ScoreArgs) -> Result<()> {
-    let mut session = open_session(&args.model, &args.backend)?;
+    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
     let report = session.score(&args.text, args.chat)?;
     let mut out = String::new();
     if args.json {

@@ -49,7 +49,7 @@ pub fn model_from_gguf(bytes: Vec<u8>, name: &str, backend: BackendKind, storage
     let model = load::build(&config, plan, bytes, &device)?;
     let mut lm = DecoderLm::new(name, config, model, backend)?;
     lm.eos_id = tokenizer.eos_id();
-    lm.source = WeightsSource { format: "gguf", quant: Some(quant), file_bytes: Some(file_bytes) };
+    lm.set_source(WeightsSource { format: "gguf", quant: Some(quant), file_bytes: Some(file_bytes) });
     Ok((lm, tokenizer))
 }
 

@@ -1,4 +1,9 @@
 //! Causal multi-head attention with grouped-query heads and an optional KV cache.
+//!
+//! With the cache, the chunk's keys and values are written into its pages
+//! and the fused kernel (`quant::attention_op`) attends over them there;
+//! without it (the recompute path, training) the attention is burn's
+//! tensor operations (`attend`), in f32 throughout.
 
 use std::cell::Cell;
 
@@ -52,7 +57,7 @@ impl Attention {
 
     /// Attends each of the chunk's T queries over every key up to its own
     /// position. With a cache, the chunk's keys and values are appended to
-    /// it and the queries see the cached ones too.
+    /// it and the queries see the cached ones too (batch 1).
     ///
     /// # Shapes
     /// - x: `[batch, T, d_model]` (normalised input of the block)
@@ -69,17 +74,37 @@ impl Attention {
             k = apply_rope(k, cos, sin, style);
         }
         let projected = k.dims()[2] as u64;
-        let (k, v) = match cache {
-            Some((cache, layer)) => cache.write(layer, k, v), // (b, kvh, start + t, hd)
-            None => (k, v),
+        let (out, visible) = match cache {
+            Some((cache, layer)) => {
+                // The chunk's keys and values go into the cache's pages, and
+                // the fused kernel reads the queries' view of them there.
+                cache.write(layer, k, v);
+                let out = paged_attend(q, cache.view(layer), pos.start); // (b, t, h·hd)
+                // Query i of the chunk sees keys 0..=start + i.
+                let visible = (1..=t as u64).map(|i| pos.start as u64 + i).sum();
+                (out, visible)
+            }
+            None => {
+                let rows = (SCORE_BUDGET / (b * h * k.dims()[2]).max(1)).clamp(1, t);
+                let (out, visible) = attend(q, k, v, pos.start, rows);
+                (out.swap_dims(1, 2).reshape([b, t, h * hd]), visible)
+            }
         };
-        let rows = (SCORE_BUDGET / (b * h * k.dims()[2]).max(1)).clamp(1, t);
-        let (out, visible) = attend(q, k, v, pos.start, rows);
         let mut work = pos.work.get();
         work.add(PathCost { kv_rows: projected, scores: visible });
         pos.work.set(work);
-        self.wo.forward(out.swap_dims(1, 2).reshape([b, t, h * hd]))
+        self.wo.forward(out)
     }
+}
+
+/// The backend's `paged_attention` (`quant::attention_op`).
+///
+/// # Shapes
+/// - q: `[1, heads, T, head_dim]` → `[1, T, heads · head_dim]`
+fn paged_attend(q: Tensor<4>, kv: crate::kv_cache::LayerView, start: usize) -> Tensor<3> {
+    use crate::quant::attention_op::AttentionOps;
+    let y = <burn::backend::Dispatch as AttentionOps>::paged_attention(q.into_dispatch(), kv, start);
+    Tensor::from_dispatch(y)
 }
 
 /// Softmax attention of the queries over the keys, causal from absolute

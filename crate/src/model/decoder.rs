@@ -10,7 +10,7 @@ use crate::bail;
 use crate::config::ModelConfig;
 use crate::counters::Counters;
 use crate::error::{Error, Result};
-use crate::kv_cache::KvCache;
+use crate::kv_cache::{KvCache, KvPrecision};
 use crate::lm::{LanguageModel, ModelInfo};
 
 /// Where a decoder's weights came from (for the page's model facts).
@@ -34,7 +34,8 @@ pub struct DecoderLm {
     pub model: Transformer,
     pub backend: BackendKind,
     pub eos_id: Option<u32>,
-    /// What `info()` reports about the file the weights came from.
+    /// What `info()` reports about the file the weights came from (set it
+    /// with `set_source`, which also picks the cache precision for it).
     pub source: WeightsSource,
     device: Device,
     cache: KvCache,
@@ -46,8 +47,9 @@ impl DecoderLm {
         config.validate()?;
         let device = backend.device()?;
         let model = model.to_device(&device);
-        let cache = KvCache::new(config.n_layers, 1, config.n_kv_heads, config.head_dim, config.context, &device);
-        Ok(DecoderLm { name: name.to_string(), config, model, backend, eos_id: None, source: WeightsSource::default(), device, cache, counters: Counters::default() })
+        let source = WeightsSource::default();
+        let cache = new_cache(&config, KvPrecision::default_for(source.format));
+        Ok(DecoderLm { name: name.to_string(), config, model, backend, eos_id: None, source, device, cache, counters: Counters::default() })
     }
 
     /// Random weights from a seed (tests, the kv-demo model).
@@ -64,6 +66,14 @@ impl DecoderLm {
     pub fn cache(&self) -> &KvCache {
         &self.cache
     }
+
+    /// Says where the weights came from, which also sets the cache's
+    /// precision to that source's default (`KvPrecision::default_for`).
+    pub fn set_source(&mut self, source: WeightsSource) {
+        self.cache = new_cache(&self.config, KvPrecision::default_for(source.format));
+        self.source = source;
+    }
+
 
     fn check_tokens(&self, tokens: &[u32]) -> Result<()> {
         if tokens.is_empty() {
@@ -92,6 +102,10 @@ impl DecoderLm {
         let ids: Vec<i64> = tokens.iter().map(|&t| t as i64).collect();
         Tensor::from_data(TensorData::new(ids, [1, tokens.len()]), &self.device)
     }
+}
+
+fn new_cache(c: &ModelConfig, precision: KvPrecision) -> KvCache {
+    KvCache::new(c.n_layers, c.n_kv_heads, c.head_dim, c.context, precision)
 }
 
 /// Logits computed at once by `for_each_position` (4 M floats, 16 MB).
@@ -123,7 +137,7 @@ impl LanguageModel for DecoderLm {
             d_model: c.d_model,
             context: c.context,
             params: c.param_count(),
-            bytes_per_number: 4,
+            bytes_per_number: self.cache.precision().bytes(),
             backend: self.backend.name().into(),
             eos_id: self.eos_id,
             format: self.source.format.into(),
@@ -194,6 +208,11 @@ impl LanguageModel for DecoderLm {
 
     fn reset_counters(&mut self) {
         self.counters = Counters::default();
+    }
+
+    fn set_kv_precision(&mut self, precision: KvPrecision) -> Result<()> {
+        self.cache = new_cache(&self.config, precision);
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@
 //! Only the formats `kernels` has a product for are kept as blocks; any
 //! other type is dequantised to f32 at load, as before.
 
+pub mod attention_op;
 pub mod kernels;
 pub mod matrix;
 pub mod ops;

@@ -111,7 +111,7 @@ fn rows_slices(format: BlockFormat, blocks: &[u8], n: usize, k: usize, ids: impl
     out
 }
 
-fn flex_f32(x: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
+pub(crate) fn flex_f32(x: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
     match x.as_slice::<f32>() {
         Some(s) => s.into(),
         None => x.to_contiguous().as_slice::<f32>().expect("a contiguous f32 tensor").to_vec().into(),
@@ -171,7 +171,7 @@ impl BlockOps for Flex {
 }
 
 #[cfg(feature = "ndarray")]
-mod ndarray_impl {
+pub(crate) mod ndarray_impl {
     use burn::backend::NdArray;
     use burn::backend::ndarray::NdArrayTensor;
     use burn::backend::TensorMetadata;
@@ -192,7 +192,7 @@ mod ndarray_impl {
     }
 
     /// An f32 tensor's values in row-major order (borrowed when it is laid out so).
-    fn f32s(t: &NdArrayTensor) -> Cow<'_, [f32]> {
+    pub(crate) fn f32s(t: &NdArrayTensor) -> Cow<'_, [f32]> {
         match t {
             NdArrayTensor::F32(s) => match s.view().to_slice() {
                 Some(v) => Cow::Borrowed(v),

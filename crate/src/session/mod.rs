@@ -101,6 +101,16 @@ impl Session {
         self.tokenizer.as_ref()
     }
 
+    /// The KV cache's precision, chosen before the first prompt (the CLI's
+    /// `--kv-type`, the page's load option); the default is the model's
+    /// (`KvPrecision::default_for`).
+    pub fn set_kv_precision(&mut self, precision: crate::kv_cache::KvPrecision) -> Result<()> {
+        if !self.prompt.is_empty() || self.model.cache_len() > 0 {
+            bail!("the KV type is chosen when the model loads, before any prompt");
+        }
+        self.model.set_kv_precision(precision)
+    }
+
     pub fn model_mut(&mut self) -> &mut dyn LanguageModel {
         self.model.as_mut()
     }

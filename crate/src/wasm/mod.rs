@@ -54,32 +54,43 @@ pub struct Playground {
     builtin: Option<String>,
 }
 
+/// A loaded session with its KV cache in `kv_type` when the page gave one
+/// (absent or null: the model's default, `KvPrecision::default_for`).
+fn with_kv_type(mut session: Session, kv_type: Option<String>) -> Result<Playground, JsValue> {
+    if let Some(kv) = kv_type {
+        session.set_kv_precision(crate::kv_cache::KvPrecision::parse(&kv).map_err(err)?).map_err(err)?;
+    }
+    Ok(Playground { session, builtin: None })
+}
+
 #[wasm_bindgen]
 impl Playground {
     /// A trained model from its manifest, weights and tokenizer files.
-    pub fn from_files(manifest_json: &str, weights: Vec<u8>, tokenizer_json: &str, backend: Option<String>) -> Result<Playground, JsValue> {
+    /// `kv_type` (optional, as in the GGUF loaders): `"f16"` or `"f32"`.
+    pub fn from_files(manifest_json: &str, weights: Vec<u8>, tokenizer_json: &str, backend: Option<String>, kv_type: Option<String>) -> Result<Playground, JsValue> {
         let backend = BackendKind::parse(backend.as_deref().unwrap_or("flex")).map_err(err)?;
         let session = loader::session_from_files(manifest_json, weights, tokenizer_json.as_bytes(), backend).map_err(err)?;
-        Ok(Playground { session, builtin: None })
+        with_kv_type(session, kv_type)
     }
 
     /// A llama-architecture GGUF file (SmolLM2, or one the user opened). The
     /// bytes are copied once into the module's memory, and the model keeps
     /// its quantised matrices in that copy; a file this build cannot run
-    /// gives an Error naming why.
-    pub fn from_gguf(bytes: Vec<u8>, name: &str, backend: Option<String>) -> Result<Playground, JsValue> {
+    /// gives an Error naming why. `kv_type` (optional): the KV cache's
+    /// numbers, `"f16"` (a GGUF file's default, as llama.cpp) or `"f32"`.
+    pub fn from_gguf(bytes: Vec<u8>, name: &str, backend: Option<String>, kv_type: Option<String>) -> Result<Playground, JsValue> {
         let backend = BackendKind::parse(backend.as_deref().unwrap_or("flex")).map_err(err)?;
         // The session takes the bytes over: the model's matrices stay in them.
         let session = crate::gguf::session_from_gguf(bytes, name, backend).map_err(err)?;
-        Ok(Playground { session, builtin: None })
+        with_kv_type(session, kv_type)
     }
 
     /// `from_gguf` over bytes the worker streamed into a `FileBuffer`: the
     /// model takes them over where they lie, with no copy at all.
-    pub fn from_gguf_buffer(file: FileBuffer, name: &str, backend: Option<String>) -> Result<Playground, JsValue> {
+    pub fn from_gguf_buffer(file: FileBuffer, name: &str, backend: Option<String>, kv_type: Option<String>) -> Result<Playground, JsValue> {
         let backend = BackendKind::parse(backend.as_deref().unwrap_or("flex")).map_err(err)?;
         let session = crate::gguf::session_from_gguf(file.into_bytes(), name, backend).map_err(err)?;
-        Ok(Playground { session, builtin: None })
+        with_kv_type(session, kv_type)
     }
 
     /// A built-in course model: "logits10", "bigram-abc" or "kv-demo".

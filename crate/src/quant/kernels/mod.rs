@@ -18,6 +18,7 @@
 //! weights are not read once per row.
 
 mod activations;
+pub mod attention;
 pub mod dense;
 mod format;
 mod scalar;
@@ -85,6 +86,13 @@ pub fn matmul_on(path: KernelPath, p: &Product, out: &mut [f32]) {
     }
     #[allow(unreachable_code)]
     scalar::matmul(p, out)
+}
+
+/// Whether this x86_64 CPU takes the block kernels' AVX2 + FMA + F16C path
+/// (the attention kernel's widening follows the same gate).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn x86_available() -> bool {
+    x86::available()
 }
 
 /// The name of the path `matmul` takes on this machine ("wasm simd128", "x86 avx2", "scalar").

@@ -326,7 +326,7 @@ unsafe fn scales<K: Kernel, const EXACT: bool>(base: *const u8, count: usize, sp
 /// `half::f16::to_f32` does (NaN payloads aside); without `EXACT`, inf and
 /// NaN become finite values of 65536 or more.
 #[inline(always)]
-fn f16_high_to_f32<const EXACT: bool>(h: v128) -> v128 {
+pub(super) fn f16_high_to_f32<const EXACT: bool>(h: v128) -> v128 {
     // Sign to bit 31, exponent and mantissa to bits 27..13: the f32 bits of
     // the value times 2^-112, exact for normal and subnormal halves alike.
     let bits = v128_and(i32x4_shr(h, 3), u32x4_splat(0x8FFF_E000));

@@ -1,0 +1,65 @@
+//! The fused attention over the KV cache's pages (`kernels::attention`) as
+//! an operation of burn's CPU backends, like `ops`'s: the queries come from
+//! the backend's storage and the output goes back into it; the pages are
+//! the cache's own memory, read where they lie.
+//!
+//! burn-ndarray is deprecated upstream and kept as the card's option: the
+//! code the macro generates for it names the deprecated type.
+#![allow(deprecated)]
+
+use burn::backend::tensor::FloatTensor;
+use burn::backend::{Backend, Flex, backend_extension};
+use burn::backend::flex::FlexTensor;
+use burn::tensor::TensorData;
+
+use super::kernels::attention::{Queries, paged_attention};
+use crate::kv_cache::LayerView;
+
+#[backend_extension(Flex, NdArray: cfg(feature = "ndarray"))]
+pub trait AttentionOps: Backend {
+    /// Causal attention of a chunk's queries over the cache's keys and
+    /// values 0..start + T (the chunk's own already written), grouped-query
+    /// heads sharing their KV head.
+    ///
+    /// # Shapes
+    /// - q: `[1, heads, T, head_dim]` f32 → `[1, T, heads · head_dim]` f32
+    fn paged_attention(q: FloatTensor<Self>, kv: LayerView<'_>, start: usize) -> FloatTensor<Self>;
+}
+
+/// The kernel on plain slices: (out, T, heads · head_dim).
+fn attention_slices(q: &[f32], dims: &[usize], kv: LayerView, start: usize) -> (Vec<f32>, [usize; 3]) {
+    assert!(dims.len() == 4 && dims[0] == 1, "paged_attention takes [1, heads, T, head_dim], not {dims:?}");
+    let (heads, t, hd) = (dims[1], dims[2], dims[3]);
+    assert_eq!(hd, kv.head_dim, "queries of {hd} values against keys of {}", kv.head_dim);
+    let mut out = vec![0f32; q.len()];
+    paged_attention(Queries { q, heads, t, start }, kv, &mut out);
+    (out, [1, t, heads * hd])
+}
+
+impl AttentionOps for Flex {
+    fn paged_attention(q: FlexTensor, kv: LayerView<'_>, start: usize) -> FlexTensor {
+        use burn::backend::TensorMetadata;
+        let dims = q.shape();
+        let (out, shape) = attention_slices(&super::ops::flex_f32(&q), &dims, kv, start);
+        FlexTensor::from_data(TensorData::new(out, shape))
+    }
+}
+
+#[cfg(feature = "ndarray")]
+mod ndarray_impl {
+    use burn::backend::NdArray;
+    use burn::backend::TensorMetadata;
+    use burn::backend::ndarray::NdArrayTensor;
+    use burn::tensor::TensorData;
+
+    use super::{AttentionOps, LayerView, attention_slices};
+    use crate::quant::ops::ndarray_impl::f32s;
+
+    impl AttentionOps for NdArray {
+        fn paged_attention(q: NdArrayTensor, kv: LayerView<'_>, start: usize) -> NdArrayTensor {
+            let dims = q.shape();
+            let (out, shape) = attention_slices(&f32s(&q), &dims, kv, start);
+            NdArrayTensor::from_data(TensorData::new(out, shape))
+        }
+    }
+}

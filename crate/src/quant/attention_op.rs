@@ -63,3 +63,36 @@ mod ndarray_impl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::{Distribution, Tensor};
+
+    use super::*;
+    use crate::backend::BackendKind;
+    use crate::kv_cache::{KvCache, KvPrecision};
+
+    /// On each backend the operation gives the slice kernel's numbers, bit
+    /// for bit (the backends only hand it the queries and take its output),
+    /// for a prefill chunk across a page boundary with grouped heads.
+    #[test]
+    fn every_backend_runs_the_kernel() {
+        let kinds = [BackendKind::Flex, #[cfg(feature = "ndarray")] BackendKind::Ndarray];
+        for kind in kinds {
+            let device = kind.device().unwrap();
+            for precision in [KvPrecision::F16, KvPrecision::F32] {
+                let mut cache = KvCache::new(1, 2, 8, 300, precision);
+                let kv = || Tensor::<4>::random([1, 2, 150, 8], Distribution::Normal(0.0, 1.0), &device);
+                cache.write(0, kv(), kv());
+                let q = Tensor::<4>::random([1, 4, 5, 8], Distribution::Normal(0.0, 1.0), &device);
+                let q_values = q.clone().into_data().try_into_vec::<f32>().unwrap();
+                let y = <burn::backend::Dispatch as AttentionOps>::paged_attention(q.into_dispatch(), cache.view(0), 145);
+                let y = Tensor::<3>::from_dispatch(y);
+                assert_eq!(y.dims(), [1, 5, 32]);
+                let mut want = vec![0f32; 4 * 5 * 8];
+                paged_attention(Queries { q: &q_values, heads: 4, t: 5, start: 145 }, cache.view(0), &mut want);
+                assert_eq!(y.into_data().try_into_vec::<f32>().unwrap(), want, "{kind:?}, {precision:?}");
+            }
+        }
+    }
+}

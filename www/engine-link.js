@@ -40,7 +40,7 @@ export const client = new EngineClient(new URL("./worker.js", import.meta.url), 
   onProgress: showProgress,
   onFatal: (message, crashed) => diedHandler(message, crashed),
   onEngineState: (msg) => {
-    if (msg.vocab) local.setVocab(msg.vocab.text, msg.vocab.display, msg.module);
+    if (msg.vocab) local.setVocab(msg.vocab, msg.module);
     if (msg.pending) local.setState(msg.pending);
   },
 });

@@ -58,12 +58,11 @@ export class LocalPreviewer {
 
   /**
    * A new model's vocabulary, from the worker's `vocab` message.
-   * @param {string[]} text
-   * @param {string[]} display
+   * @param {{ bytes: Uint8Array, ends: Uint32Array }} vocab packed (`Playground.vocab_packed`)
    * @param {WebAssembly.Module} [compiled] the engine as the worker compiled it
    * @returns {Promise<void>} settled once the previewer exists (or failed to)
    */
-  setVocab(text, display, compiled) {
+  setVocab(vocab, compiled) {
     // A state that came before its vocabulary (the worker sends the vocabulary
     // after the first report) belongs to this model: keep it for the previewer.
     const early = this.waitingState;
@@ -72,7 +71,7 @@ export class LocalPreviewer {
     const generation = this.generation;
     return loadEngine(compiled).then((mod) => {
       if (generation !== this.generation) return;
-      this.previewer = new mod.Previewer(text, display);
+      this.previewer = mod.Previewer.from_packed(vocab.bytes, vocab.ends);
       if (this.waitingState) this.setState(this.waitingState);
     }).catch((err) => {
       // The worker path still works; only the fast path is lost.

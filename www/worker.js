@@ -17,8 +17,10 @@
 //   timing { phase: "prefill" | "decode", tokens, ms }: the engine call alone (start: the
 //   prompt's prefill; step: one decode step), timed here, so the page's speed readout
 //   measures the engine and not the page
-// After a load, the first report is followed by { type: "vocab", vocab: { text, display },
-// module } (no id): the vocabulary and the compiled engine for the page's Previewer.
+// After a load, the first report is followed by { type: "vocab", vocab: { bytes, ends },
+// module } (no id): the vocabulary packed (Playground.vocab_packed: every token's text,
+// then its visible form, as one UTF-8 Uint8Array and a Uint32Array of end offsets,
+// transferred) and the compiled engine, for the page's Previewer.
 // Every report that can change the engine's state (step, set_logits, train)
 // carries `pending: { logits: Float64Array, history: Uint32Array, position }`
 // (transferred, not copied): the page's own Previewer re-runs the rules on it
@@ -268,7 +270,10 @@ function sendOwedVocab() {
   if (!vocabOwed || !pg) return;
   const module = vocabOwed;
   vocabOwed = null;
-  self.postMessage({ type: "vocab", vocab: { text: pg.vocab_text(), display: pg.vocab_display() }, module });
+  // Two typed arrays, transferred: not 2 × 49,152 strings built, cloned and
+  // rebuilt in both threads (40 MB of the SmolLM2 tab after a load, measured).
+  const [bytes, ends] = pg.vocab_packed();
+  self.postMessage({ type: "vocab", vocab: { bytes, ends }, module }, [bytes.buffer, ends.buffer]);
 }
 
 /**

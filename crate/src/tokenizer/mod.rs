@@ -16,6 +16,7 @@ mod bpe;
 mod byte_level;
 mod chars;
 mod display;
+mod packed_vocab;
 mod pieces;
 mod stream;
 #[cfg(not(target_arch = "wasm32"))]
@@ -24,6 +25,7 @@ mod train;
 pub use bpe::BpeTokenizer;
 pub use byte_level::{byte_to_char, char_to_byte};
 pub use chars::CharTokenizer;
+pub use packed_vocab::PackedVocab;
 pub use display::display_bytes;
 pub use pieces::PieceTokenizer;
 pub use stream::{decode_complete, split_complete_utf8, CompleteText};

@@ -5,6 +5,7 @@
 
 mod course;
 mod file_buffer;
+mod packed_vocab;
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -219,8 +220,8 @@ impl Playground {
 /// so every panel repaints in the same frame.
 #[wasm_bindgen]
 pub struct Previewer {
-    text: Vec<String>,
-    display: Vec<String>,
+    /// Every token's text and visible form (`packed_vocab`).
+    vocab: crate::tokenizer::PackedVocab,
     /// The pending position, measured once by `set_state`.
     summary: Option<crate::report::PositionSummary>,
     history: Vec<u32>,
@@ -240,21 +241,15 @@ impl Previewer {
         if text.len() != display.len() || text.is_empty() {
             return Err(js_sys::Error::new("Previewer: text and display must list the same, non-empty vocabulary").into());
         }
-        Ok(Previewer {
-            text,
-            display,
-            summary: None,
-            history: Vec::new(),
-            position: 0,
-            state: Default::default(),
-            breakers: Default::default(),
-        })
+        let vocab = crate::tokenizer::PackedVocab::pack(text.len(), |id| (text[id as usize].clone(), display[id as usize].clone()))
+            .map_err(|e| js_sys::Error::new(&format!("Previewer: {e}")))?;
+        Ok(Previewer::with_vocab(vocab))
     }
 
     /// The state after a step: the pending raw logits, the history, the position.
     pub fn set_state(&mut self, raw: Vec<f64>, history: Vec<u32>, position: usize) -> Result<(), JsValue> {
-        if raw.len() != self.text.len() {
-            return Err(js_sys::Error::new(&format!("Previewer: {} logits for a vocabulary of {}", raw.len(), self.text.len())).into());
+        if raw.len() != self.vocab.len() {
+            return Err(js_sys::Error::new(&format!("Previewer: {} logits for a vocabulary of {}", raw.len(), self.vocab.len())).into());
         }
         self.summary = Some(crate::report::PositionSummary::new(raw).map_err(err)?);
         self.history = history;
@@ -278,11 +273,11 @@ impl Previewer {
         let s = settings(settings_js)?;
         // The rules check their own fields when they run (`describe`): each field once.
         s.validate_beyond_rules().map_err(err)?;
-        let names = |id: u32| (self.text[id as usize].clone(), self.display[id as usize].clone());
+        let names = |id: u32| (self.vocab.text(id).to_string(), self.vocab.display(id).to_string());
         let inputs = crate::rules::StepInputs::for_settings(&s.rules, &self.state, || {
             let mut cache = self.breakers.borrow_mut();
             if cache.0 != s.rules.dry_sequence_breakers || cache.1.is_empty() {
-                let ids = crate::rules::breaker_token_ids(self.text.len(), |id| self.text[id as usize].as_str(), &s.rules.dry_sequence_breakers);
+                let ids = crate::rules::breaker_token_ids(self.vocab.len(), |id| self.vocab.text(id), &s.rules.dry_sequence_breakers);
                 *cache = (s.rules.dry_sequence_breakers.clone(), ids);
             }
             cache.1.clone()
@@ -290,5 +285,12 @@ impl Previewer {
         let (dist, _) = crate::report::describe_with(summary, &self.history, &s.rules, s.top_n, self.position, &names, &inputs)
             .map_err(err)?;
         to_js(&dist)
+    }
+}
+
+impl Previewer {
+    /// A Previewer over `vocab`, before any state.
+    fn with_vocab(vocab: crate::tokenizer::PackedVocab) -> Previewer {
+        Previewer { vocab, summary: None, history: Vec::new(), position: 0, state: Default::default(), breakers: Default::default() }
     }
 }

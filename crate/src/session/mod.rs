@@ -8,6 +8,11 @@
 //! preview():      rules on pending logits with new settings (no model call)
 //! rewind(n):      keep n generated tokens: truncate the cache, re-run the last token, restore the RNG
 //! ```
+//!
+//! Just over 400 lines, one file: every method here reads or moves the same
+//! state together (history, cache length, pending logits, RNG), which is the
+//! invariant a rewind must restore; the parts that stand alone are already
+//! their own modules (`beam_job`, `sampler_state`, `step_report`).
 
 use crate::bail;
 use crate::beam;

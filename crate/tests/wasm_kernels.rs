@@ -6,6 +6,9 @@
 //! Every test first checks that `matmul` really takes the simd128 path, so
 //! a build without `+simd128` (the scalar fallback) fails instead of passing.
 //!
+//! The random blocks and inputs, and the checks shared with the native unit
+//! tests (tiles, inf/NaN scales, dense products), are `kernels::test_support`.
+//!
 //! What is compared, and why the tolerances are what they are (u = 2^-24):
 //! - One (sub-)block alone, every format: bit for bit. Both paths quantise
 //!   the activations to the same numbers (`quantize_wide` computes
@@ -35,111 +38,14 @@
 //!   products and sums; simd128 has no fused multiply-add).
 #![cfg(target_arch = "wasm32")]
 
-use half::f16;
-use nexttoken::quant::kernels::{BlockFormat, KernelPath, Product, dense, matmul, matmul_on, path_name};
+use nexttoken::quant::kernels::test_support::{self, BLOCK, Style, U, fast, random_weights, random_x, scalar};
+use nexttoken::quant::kernels::{BlockFormat, path_name};
 use nexttoken::rng::Rng;
 use wasm_bindgen_test::wasm_bindgen_test;
-
-const U: f64 = 1.0 / (1u64 << 24) as f64;
-const BLOCK: usize = 32;
 
 fn assert_simd128() {
     assert!(cfg!(target_feature = "simd128"), "built without +simd128: the kernels would be the scalar ones");
     assert_eq!(path_name(), "wasm simd128", "matmul does not take the simd128 path");
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Style {
-    /// Scales around 0.01, random codes: a real model's weights.
-    Typical,
-    /// Any finite f16 scale (subnormal to ±65504), random codes.
-    AnyScale,
-    /// The largest codes (all bits set; Q8_0 and Q6_K's scales −128 or 127), scales ±65504 or random.
-    Extreme,
-    /// Every byte 0: zero scales and zero codes.
-    Zero,
-}
-
-/// Byte offsets of a block's f16 scale `d` and of its second f16 (`m`, Q4_K's `dmin`).
-fn f16_fields(f: BlockFormat) -> (usize, Option<usize>) {
-    match f {
-        BlockFormat::Q6K => (208, None),
-        BlockFormat::Q4_1 | BlockFormat::Q5_1 | BlockFormat::Q4K => (0, Some(2)),
-        _ => (0, None),
-    }
-}
-
-fn finite_f16(rng: &mut Rng) -> u16 {
-    loop {
-        let b = rng.next_u64() as u16;
-        if b & 0x7C00 != 0x7C00 {
-            return b;
-        }
-    }
-}
-
-fn f16_bits(rng: &mut Rng, style: Style) -> u16 {
-    match style {
-        Style::Typical => f16::from_f64((rng.next_f64() - 0.3) * 0.02).to_bits(),
-        Style::AnyScale => finite_f16(rng),
-        Style::Extreme => match rng.next_u64() % 3 {
-            0 => f16::MAX.to_bits(),
-            1 => f16::MIN.to_bits(),
-            _ => finite_f16(rng),
-        },
-        Style::Zero => 0,
-    }
-}
-
-fn random_weights(rng: &mut Rng, f: BlockFormat, n: usize, k: usize, style: Style) -> Vec<u8> {
-    let (bs, blocks) = (f.block_bytes(), n * k / f.block_values());
-    let mut w = vec![0u8; bs * blocks];
-    for blk in w.chunks_exact_mut(bs) {
-        for (i, b) in blk.iter_mut().enumerate() {
-            *b = match (style, f) {
-                (Style::Zero, _) => 0,
-                (Style::Extreme, BlockFormat::Q8_0) => [0x80, 0x7F][(rng.next_u64() % 2) as usize],
-                (Style::Extreme, BlockFormat::Q6K) if (192..208).contains(&i) => [0x80, 0x7F][(rng.next_u64() % 2) as usize],
-                (Style::Extreme, _) => 0xFF,
-                _ => rng.next_u64() as u8,
-            };
-        }
-        let (d, second) = f16_fields(f);
-        for at in std::iter::once(d).chain(second) {
-            blk[at..at + 2].copy_from_slice(&f16_bits(rng, style).to_le_bytes());
-        }
-    }
-    w
-}
-
-/// Uniform in (−2, 2), with (when k allows) a zero block, a block with one
-/// large value, a block of ±1000 (codes ±127 everywhere), and an all-zero
-/// second row.
-fn random_x(rng: &mut Rng, rows: usize, k: usize) -> Vec<f32> {
-    let mut x: Vec<f32> = (0..rows * k).map(|_| ((rng.next_f64() - 0.5) * 4.0) as f32).collect();
-    if k >= 3 * BLOCK {
-        x[..BLOCK].fill(0.0);
-        x[BLOCK + 5] = 300.0;
-        for (j, v) in x[2 * BLOCK..3 * BLOCK].iter_mut().enumerate() {
-            *v = if j % 3 == 0 { -1000.0 } else { 1000.0 };
-        }
-    }
-    if rows >= 2 {
-        x[k..2 * k].fill(0.0);
-    }
-    x
-}
-
-fn scalar(f: BlockFormat, weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize) -> Vec<f32> {
-    let mut out = vec![f32::NAN; rows_x * n];
-    matmul_on(KernelPath::Scalar, &Product { format: f, weights, n, k, x, rows_x }, &mut out);
-    out
-}
-
-fn fast(f: BlockFormat, weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize) -> Vec<f32> {
-    let mut out = vec![f32::NAN; rows_x * n];
-    matmul(f, weights, n, k, x, rows_x, &mut out);
-    out
 }
 
 /// The scalar value of 32-value activation block `b` of `xr` (one input
@@ -257,70 +163,18 @@ fn one_block_alone_is_bit_for_bit_the_scalar_value() {
 #[wasm_bindgen_test]
 fn tiles_of_input_rows_agree_with_single_rows() {
     assert_simd128();
-    let mut rng = Rng::new(99);
-    for f in BlockFormat::ALL {
-        let (n, k, rows) = (5, if f.is_k() { 512 } else { 96 }, 17);
-        let w = random_weights(&mut rng, f, n, k, Style::Typical);
-        let x = random_x(&mut rng, rows, k);
-        let all = fast(f, &w, n, k, &x, rows);
-        for m in 0..rows {
-            let one = fast(f, &w, n, k, &x[m * k..][..k], 1);
-            assert_eq!(one, all[m * n..][..n], "{} row {m}", f.name());
-        }
-    }
+    test_support::check_tiles_agree_with_single_rows(99);
 }
 
 #[wasm_bindgen_test]
 fn inf_and_nan_scales_give_what_scalar_gives() {
     assert_simd128();
-    let mut rng = Rng::new(5);
-    for f in BlockFormat::ALL {
-        let (n, k, rows) = (6, if f.is_k() { 768 } else { 160 }, 5);
-        let mut w = random_weights(&mut rng, f, n, k, Style::Typical);
-        let rb = f.row_bytes(k);
-        // inf in d of row 0, −inf in row 1, NaN in row 2, inf in the second f16 of row 4.
-        for (row, at, bits) in [(0, 0, 0x7C00u16), (1, 2, 0xFC00), (2, 1, 0x7E00), (4, 2, 0x7C00)] {
-            let (d, second) = f16_fields(f);
-            let field = if row == 4 { second.unwrap_or(d) } else { d };
-            let o = row * rb + at * f.block_bytes() + field;
-            w[o..o + 2].copy_from_slice(&bits.to_le_bytes());
-        }
-        let x = random_x(&mut rng, rows, k);
-        let (y, ys) = (fast(f, &w, n, k, &x, rows), scalar(f, &w, n, k, &x, rows));
-        for (i, (&y, &ys)) in y.iter().zip(&ys).enumerate() {
-            assert_eq!(y.is_finite(), ys.is_finite(), "{} output {i}: simd128 {y} vs scalar {ys}", f.name());
-            if i % n == 3 || i % n == 5 {
-                assert!(y.is_finite(), "{} output {i}: a row with finite scales stays finite", f.name());
-            }
-        }
-        assert!(!y[0].is_finite(), "{}", f.name());
-    }
+    test_support::check_inf_and_nan_scales(5);
 }
 
 #[wasm_bindgen_test]
 fn dense_products_match_the_exact_sums() {
     assert_simd128();
-    let mut rng = Rng::new(11);
-    for (rows, k, n) in [(1, 1, 1), (1, 7, 5), (2, 33, 21), (3, 64, 48), (1, 192, 192), (5, 130, 67), (1, 576, 1539), (4, 3, 9)] {
-        let mut next = || ((rng.next_f64() - 0.5) * 2.0) as f32;
-        let x: Vec<f32> = (0..rows * k).map(|_| next()).collect();
-        let w: Vec<f32> = (0..k * n).map(|_| next()).collect(); // [k, n]
-        let wt: Vec<f32> = (0..n * k).map(|t| w[(t % k) * n + t / k]).collect(); // [n, k]
-        let (mut a, mut b) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
-        dense::xw(&w, k, n, &x, rows, &mut a);
-        dense::xwt(&wt, n, k, &x, rows, &mut b);
-        for r in 0..rows {
-            for j in 0..n {
-                let terms = (0..k).map(|i| x[r * k + i] as f64 * w[i * n + j] as f64);
-                let exact: f64 = terms.clone().sum();
-                let bound = (k as f64 + 2.0) * U * terms.map(f64::abs).sum::<f64>();
-                for (what, got) in [("xw", a[r * n + j]), ("xwt", b[r * n + j])] {
-                    assert!(
-                        (got as f64 - exact).abs() <= bound,
-                        "{what} rows={rows} k={k} n={n} [{r}][{j}]: {got} vs {exact}, bound {bound}"
-                    );
-                }
-            }
-        }
-    }
+    let shapes = [(1, 1, 1), (1, 7, 5), (2, 33, 21), (3, 64, 48), (1, 192, 192), (5, 130, 67), (1, 576, 1539), (4, 3, 9)];
+    test_support::check_dense_products(11, &shapes);
 }

@@ -191,41 +191,11 @@ mod simd128 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    /// Each path adds k products in some order: within (k + 2)·u·Σ|x·w| of
-    /// the exact sum (u = 2^-24; FMA only rounds less).
-    fn check(rows: usize, k: usize, n: usize) {
-        let mut s = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0
-        };
-        let x: Vec<f32> = (0..rows * k).map(|_| next()).collect();
-        let w: Vec<f32> = (0..k * n).map(|_| next()).collect();
-        let wt: Vec<f32> = (0..n * k).map(|t| w[(t % k) * n + t / k]).collect(); // [n, k]
-        let (mut a, mut b) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
-        xw(&w, k, n, &x, rows, &mut a);
-        xwt(&wt, n, k, &x, rows, &mut b);
-        let u = 1.0 / (1u64 << 24) as f64;
-        for r in 0..rows {
-            for j in 0..n {
-                let terms = (0..k).map(|i| x[r * k + i] as f64 * w[i * n + j] as f64);
-                let exact: f64 = terms.clone().sum();
-                let bound = (k as f64 + 2.0) * u * terms.map(f64::abs).sum::<f64>();
-                for (what, got) in [("xw", a[r * n + j]), ("xwt", b[r * n + j])] {
-                    assert!((got as f64 - exact).abs() <= bound, "{what} rows={rows} k={k} n={n} [{r}][{j}]: {got} vs {exact}");
-                }
-            }
-        }
-    }
-
+    /// Against the f64 sums, within the bound `test_support` derives; the
+    /// wasm run (crate/tests/wasm_kernels.rs) makes the same check on simd128.
     #[test]
     fn dense_products_match_the_exact_sums() {
-        for (rows, k, n) in [(1, 192, 192), (1, 192, 2048), (3, 512, 192), (2, 7, 5), (1, 33, 21), (4, 64, 48), (1, 1, 1)] {
-            check(rows, k, n);
-        }
+        let shapes = [(1, 192, 192), (1, 192, 2048), (3, 512, 192), (2, 7, 5), (1, 33, 21), (4, 64, 48), (1, 1, 1)];
+        super::super::test_support::check_dense_products(0x9E37_79B9, &shapes);
     }
 }

@@ -29,6 +29,8 @@ mod x86;
 
 #[cfg(test)]
 mod tests;
+#[doc(hidden)]
+pub mod test_support;
 
 pub use format::BlockFormat;
 

@@ -20,41 +20,12 @@
 //! value once (`d·sc·q − dmin·m`, `d·sc·(q − 32)`), within the `4u` above.
 
 use super::activations::{Activations, Layout};
-use super::format::{BLOCK, f16_at, q4k_scales_mins, q6k_code};
+use super::format::{f16_at, q4k_scales_mins, q6k_code};
 use super::scalar::codes;
-use super::{BlockFormat, KernelPath, Product, matmul, matmul_on};
+use super::test_support::{self, BLOCK, Style, U, fast, random_weights, random_x, scalar};
+use super::{BlockFormat, matmul};
 use crate::gguf::quant::{GgmlType, dequantize};
-
-const U: f64 = 1.0 / (1u64 << 24) as f64;
-
-/// xorshift64*: deterministic data without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn uniform(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// What the weight blocks look like.
-#[derive(Clone, Copy, Debug)]
-enum Style {
-    /// Scales around 0.01, random codes: a real model's weights.
-    Typical,
-    /// Any finite f16 scale (subnormal to 65504, either sign), random codes.
-    AnyScale,
-    /// The largest codes: all-15 nibbles, all fifth bits set, −128 in Q8_0.
-    Extreme,
-}
+use crate::rng::Rng;
 
 fn ggml_type(f: BlockFormat) -> GgmlType {
     match f {
@@ -68,15 +39,6 @@ fn ggml_type(f: BlockFormat) -> GgmlType {
     }
 }
 
-/// Where a block's f16 scale `d` is, and its second f16 (m, or Q4_K's dmin).
-fn f16_fields(f: BlockFormat) -> (usize, Option<usize>) {
-    match f {
-        BlockFormat::Q6K => (208, None),
-        BlockFormat::Q4K => (0, Some(2)),
-        _ => (0, f.has_min().then_some(2)),
-    }
-}
-
 /// Shapes for the product tests: K-quant rows are whole 256-value super-blocks.
 fn shapes(f: BlockFormat) -> Vec<(usize, usize, usize)> {
     if f.is_k() {
@@ -84,73 +46,6 @@ fn shapes(f: BlockFormat) -> Vec<(usize, usize, usize)> {
     } else {
         vec![(32, 1, 1), (32, 7, 3), (576, 7, 1), (576, 64, 3), (576, 1, 17), (1536, 7, 17), (1536, 64, 1)]
     }
-}
-
-fn f16_bits(rng: &mut Rng, style: Style) -> u16 {
-    match style {
-        Style::Typical => half::f16::from_f32((rng.uniform() - 0.3) * 0.02).to_bits(),
-        // Exponent 31 (inf/NaN) excluded: such files are garbage in, garbage out.
-        Style::AnyScale | Style::Extreme => loop {
-            let b = rng.next() as u16;
-            if b & 0x7C00 != 0x7C00 {
-                break b;
-            }
-        },
-    }
-}
-
-fn random_weights(rng: &mut Rng, f: BlockFormat, n: usize, k: usize, style: Style) -> Vec<u8> {
-    let mut w = Vec::with_capacity(f.row_bytes(k) * n);
-    if f.is_k() {
-        for _ in 0..n * k / f.block_values() {
-            let start = w.len();
-            for _ in 0..f.block_bytes() {
-                w.push(if matches!(style, Style::Extreme) { 0xFF } else { rng.next() as u8 });
-            }
-            let blk = &mut w[start..];
-            if f == BlockFormat::Q6K && matches!(style, Style::Extreme) {
-                for s in &mut blk[192..208] {
-                    *s = [0x80, 0x7F][rng.below(2) as usize];
-                }
-            }
-            let (d, second) = f16_fields(f);
-            for at in std::iter::once(d).chain(second) {
-                blk[at..at + 2].copy_from_slice(&f16_bits(rng, style).to_le_bytes());
-            }
-        }
-        return w;
-    }
-    for _ in 0..n * k / BLOCK {
-        let start = w.len();
-        w.extend(f16_bits(rng, style).to_le_bytes());
-        if f.has_min() {
-            w.extend(f16_bits(rng, style).to_le_bytes());
-        }
-        let rest = f.block_bytes() - (w.len() - start);
-        for _ in 0..rest {
-            let b = match (style, f) {
-                (Style::Extreme, BlockFormat::Q8_0) => [0x80, 0x7F, 0x80, 0x81][rng.below(4) as usize],
-                (Style::Extreme, _) => 0xFF,
-                _ => rng.next() as u8,
-            };
-            w.push(b);
-        }
-    }
-    w
-}
-
-fn random_x(rng: &mut Rng, rows: usize, k: usize) -> Vec<f32> {
-    let mut x: Vec<f32> = (0..rows * k).map(|_| (rng.uniform() - 0.5) * 4.0).collect();
-    // A block of zeros, a block of one large value, and a block of
-    // extreme-magnitude activations (largest ±127 codes everywhere).
-    if k >= 3 * BLOCK {
-        x[..BLOCK].fill(0.0);
-        x[BLOCK + 5] = 300.0;
-        for (j, v) in x[2 * BLOCK..3 * BLOCK].iter_mut().enumerate() {
-            *v = if j % 3 == 0 { -1000.0 } else { 1000.0 };
-        }
-    }
-    x
 }
 
 /// Per output (m, r): (T, Σ_j |w_j|·0.5001·d_x, Σ_j |w_j·x_j|), and the f64 product.
@@ -213,12 +108,10 @@ fn k_terms(f: BlockFormat, blk: &[u8], sub: usize, q: &[i8], dx: f64, sx: f64) -
 }
 
 fn check(f: BlockFormat, n: usize, k: usize, rows: usize, style: Style, seed: u64) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let w = random_weights(&mut rng, f, n, k, style);
     let x = random_x(&mut rng, rows, k);
-    let (mut fast, mut slow) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
-    matmul(f, &w, n, k, &x, rows, &mut fast);
-    matmul_on(KernelPath::Scalar, &Product { format: f, weights: &w, n, k, x: &x, rows_x: rows }, &mut slow);
+    let (fast, slow) = (fast(f, &w, n, k, &x, rows), scalar(f, &w, n, k, &x, rows));
     let nb = (k / BLOCK) as f64;
     for (i, [t, quant, mag, exact]) in reference(f, &w, n, k, &x, rows).into_iter().enumerate() {
         let what = || format!("{} {style:?} n={n} k={k} rows={rows} output {i}", f.name());
@@ -235,7 +128,7 @@ fn check(f: BlockFormat, n: usize, k: usize, rows: usize, style: Style, seed: u6
 fn every_format_matches_scalar_and_the_f32_product() {
     let mut seed = 1;
     for f in BlockFormat::ALL {
-        for style in [Style::Typical, Style::AnyScale, Style::Extreme] {
+        for style in [Style::Typical, Style::AnyScale, Style::Extreme, Style::Zero] {
             for (k, n, rows) in shapes(f) {
                 seed += 1;
                 check(f, n, k, rows, style, seed);
@@ -246,52 +139,12 @@ fn every_format_matches_scalar_and_the_f32_product() {
 
 #[test]
 fn tiles_of_input_rows_agree_with_single_rows() {
-    // 17 rows = four full tiles and a remainder: every row must get the
-    // same numbers it gets alone.
-    let mut rng = Rng(99);
-    for f in BlockFormat::ALL {
-        let (n, k, rows) = (5, if f.is_k() { 512 } else { 96 }, 17);
-        let w = random_weights(&mut rng, f, n, k, Style::Typical);
-        let x = random_x(&mut rng, rows, k);
-        let mut all = vec![0f32; rows * n];
-        matmul(f, &w, n, k, &x, rows, &mut all);
-        for m in 0..rows {
-            let mut one = vec![0f32; n];
-            matmul(f, &w, n, k, &x[m * k..][..k], 1, &mut one);
-            assert_eq!(one, all[m * n..][..n], "{} row {m}", f.name());
-        }
-    }
+    test_support::check_tiles_agree_with_single_rows(99);
 }
 
 #[test]
 fn inf_and_nan_scales_give_what_scalar_gives() {
-    // A broken file: inf, −inf and NaN in d (and in m where there is one).
-    // The outputs that use such a block are not finite on every path (inf
-    // or NaN: the AVX2 path multiplies inf by partial sums that may be 0,
-    // as dequantize's q·d does), and no other output is touched.
-    let mut rng = Rng(5);
-    for f in BlockFormat::ALL {
-        let (n, k, rows) = (6, if f.is_k() { 768 } else { 160 }, 5);
-        let mut w = random_weights(&mut rng, f, n, k, Style::Typical);
-        let rb = f.row_bytes(k);
-        for (row, at, bits) in [(0, 0, 0x7C00u16), (1, 2, 0xFC00), (2, 1, 0x7E00), (4, 2, 0x7C00)] {
-            let (d, second) = f16_fields(f);
-            let field = if row == 4 { second.unwrap_or(d) } else { d };
-            let o = row * rb + at * f.block_bytes() + field;
-            w[o..o + 2].copy_from_slice(&bits.to_le_bytes());
-        }
-        let x = random_x(&mut rng, rows, k);
-        let (mut fast, mut slow) = (vec![0f32; rows * n], vec![0f32; rows * n]);
-        matmul(f, &w, n, k, &x, rows, &mut fast);
-        matmul_on(KernelPath::Scalar, &Product { format: f, weights: &w, n, k, x: &x, rows_x: rows }, &mut slow);
-        for (i, (&y, &ys)) in fast.iter().zip(&slow).enumerate() {
-            assert_eq!(y.is_finite(), ys.is_finite(), "{} output {i}: {y} vs {ys}", f.name());
-            if i % n == 3 {
-                assert!(y.is_finite(), "{} output {i}: a row with finite scales stays finite", f.name());
-            }
-        }
-        assert!(fast[0].is_infinite() || fast[0].is_nan(), "{}", f.name());
-    }
+    test_support::check_inf_and_nan_scales(5);
 }
 
 #[test]

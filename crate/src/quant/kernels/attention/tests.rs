@@ -18,22 +18,10 @@ use half::f16;
 
 use super::{Queries, paged_attention};
 use crate::kv_cache::{LayerPages, LayerView, PAGE, PagesRef};
+use crate::quant::kernels::test_support::{U, symmetric};
+use crate::rng::Rng;
 
-const U: f64 = 1.0 / (1u64 << 24) as f64;
 const H: f64 = 1.0 / (1u64 << 11) as f64;
-
-/// xorshift64*: deterministic data without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        ((x >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0
-    }
-}
 
 struct Case {
     heads: usize,
@@ -74,11 +62,11 @@ fn reference(q: &[f32], k: &[f32], v: &[f32], c: &Case, keys_held: usize, i: usi
 
 fn check(c: Case, seed: u64) {
     let keys = c.start + c.t;
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     // Queries three times the keys' size: some rows' softmax is sharp.
-    let q: Vec<f32> = (0..c.heads * c.t * c.hd).map(|_| 3.0 * rng.uniform()).collect();
-    let k: Vec<f32> = (0..c.kvh * keys * c.hd).map(|_| rng.uniform()).collect();
-    let v: Vec<f32> = (0..c.kvh * keys * c.hd).map(|_| rng.uniform()).collect();
+    let q: Vec<f32> = (0..c.heads * c.t * c.hd).map(|_| 3.0 * symmetric(&mut rng)).collect();
+    let k: Vec<f32> = (0..c.kvh * keys * c.hd).map(|_| symmetric(&mut rng)).collect();
+    let v: Vec<f32> = (0..c.kvh * keys * c.hd).map(|_| symmetric(&mut rng)).collect();
     let rounded = |x: &[f32]| x.iter().map(|&x| f16::from_f32(x).to_f32()).collect::<Vec<_>>();
     let (k16, v16) = (rounded(&k), rounded(&v));
     for f16_pages in [false, true] {

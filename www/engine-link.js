@@ -5,6 +5,7 @@
 import { EngineClient } from "./client.js";
 import { LocalPreviewer } from "./local-preview.js";
 import { showProgress } from "./messages.js";
+import { engineSettings } from "./app-state.js";
 
 /** Told when the worker dies (model-load.js restores the model). @type {(message: string, crashed: boolean) => void} */
 let diedHandler = () => {};
@@ -34,7 +35,7 @@ export const engineHooks = {
  * <body data-local-preview> says whether slider moves are answered here
  * (tests wait for it; the worker answers until then).
  */
-export const local = new LocalPreviewer((ready) => { document.body.dataset.localPreview = String(ready); });
+export const local = new LocalPreviewer((ready) => { document.body.dataset.localPreview = String(ready); }, engineSettings);
 
 export const client = new EngineClient(new URL("./worker.js", import.meta.url), {
   onProgress: showProgress,

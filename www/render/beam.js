@@ -13,7 +13,9 @@ import { OKABE_ITO } from "./format.js";
  *   Search button (a button[data-action=beam-search]), and this is how long it may take
  */
 
-const COL = 92, ROW = 20, PAD = 6;
+// Sized for the labels' type: the tables' monospace at 0.85rem (13.6 px; about
+// 8.2 px a character), set in style.css (.beam-tree text).
+const COL = 112, ROW = 22, PAD = 6, CHAR = 8.2;
 
 /**
  * "depth 3 of 8 " while a search reports its progress, else "".
@@ -93,20 +95,25 @@ function drawTree(b) {
   const px = (n) => PAD + (n.step - root.step) * COL;
   const py = (n) => PAD + n.row * ROW + ROW / 2;
   const edges = makeSvg("g", { fill: "none" });
-  const nodes = makeSvg("g", { "font-size": 11 });
+  const nodes = makeSvg("g");
   for (const n of all) {
     const parent = n.parentNode;
     const colour = n.in_final_beam ? OKABE_ITO.blue : "#aaa";
     if (parent) {
       // from just after the parent's label to the child's label
-      const x0 = px(parent) + Math.min(COL - 16, 6 + 7 * (parent.display ?? "").length);
+      const x0 = px(parent) + Math.min(COL - 16, 6 + CHAR * (parent.display ?? "").length);
       const y0 = py(parent), x1 = px(n) - 2, y1 = py(n), mid = (x0 + x1) / 2;
       edges.append(makeSvg("path", {
         d: `M${x0},${y0}C${mid},${y0} ${mid},${y1} ${x1},${y1}`,
         stroke: colour, "stroke-width": n.in_final_beam ? 2 : 1, "stroke-dasharray": n.in_final_beam ? "" : "3 2" }));
     }
-    const t = makeSvg("text", { x: px(n) + 2, y: py(n) + 4, fill: n.in_final_beam ? "#111" : "#777",
-      "font-weight": n.in_final_beam && !n.isRoot ? "600" : "400" });
+    // Final beams stand out by colour and solid edges, not by a bold face: a
+    // face the page has not drawn yet costs Chromium a font lookup in the
+    // browser process, measured at 100-160 ms for each new face and size
+    // (the tree's bold and regular 11 px: a 150-300 ms frame just after
+    // load, in the way of the first slider move), so the labels use the
+    // rules table's (style.css).
+    const t = makeSvg("text", { x: px(n) + 2, y: py(n) + 5, fill: n.in_final_beam ? "#111" : "#777" });
     t.textContent = n.display ?? "";
     if (!n.isRoot) {
       const title = makeSvg("title");

@@ -15,6 +15,15 @@ export const END = "<!-- bench:end -->";
 
 // ---------------------------------------------------------------- numbers
 
+/**
+ * ", median of N loads: a, b, c" for a figure taken over several loads, else "".
+ * @param {{ loads?: number, private_peak_runs_mb?: (number|null)[] }|null|undefined} t
+ */
+function loadsNote(t) {
+  if (!t?.loads || t.loads < 2) return "";
+  return `; median of ${t.loads} loads: ${t.private_peak_runs_mb.map((x) => (typeof x === "number" ? x.toFixed(0) : "–")).join(", ")} MB`;
+}
+
 /** Thousands separators. @param {number} x */
 const grouped = (x) => Math.round(x).toLocaleString("en-US");
 /** tok/s: 20.7, 1,234, 47.3 M. @param {number|null|undefined} x */
@@ -78,7 +87,7 @@ export function renderSection(r) {
     const tab = b?.memory;
     const page = r.tab_memory;
     out.push(`| peak memory, ${grouped(tab?.tokens ?? r.native_memory?.tokens ?? 1024)} tokens in the cache | ${mb(r.native_memory?.peak_rss_mb)} process (VmHWM) | ` +
-      (page ? `the playground tab (\`index.html\`, its worker included): ${mb(page.private_peak_mb)} private peak (RssAnon), ` +
+      (page ? `the playground tab (\`index.html\`, its worker included): ${mb(page.private_peak_mb)} private peak (RssAnon${loadsNote(page)}), ` +
         `${mb(page.footprint_mb)} Chrome's memory footprint once settled, ${mb(page.resident_peak_mb)} resident peak (VmHWM); ` +
         `wasm memory ${mb(page.worker_wasm_mb)} in the worker, ${mb(page.page_wasm_mb)} on the page. ` : "") +
       `The engine alone in a bare page: ${mb(tab?.tab_private_peak_mb)} private peak, ${mb(tab?.tab_peak_mb)} resident peak` +
@@ -156,7 +165,7 @@ function targets(r) {
     rel(smol.browser?.prefill_tok_s, llama?.prefill64_tok_s, 0.5, "SmolLM2 prefill of 64 tokens in Chromium ≥ 0.5× llama.cpp's");
     const priv = r.tab_memory?.private_peak_mb;
     add("the playground tab's peak private memory (what Chrome counts as a tab's memory) with SmolLM2 and 1,024 tokens cached < 300 MB",
-      typeof priv === "number" ? `${mb(priv)} (Chrome's footprint once settled: ${mb(r.tab_memory.footprint_mb)})` : "–", typeof priv === "number" ? priv < 300 : null);
+      typeof priv === "number" ? `${mb(priv)}${loadsNote(r.tab_memory)} (Chrome's footprint once settled: ${mb(r.tab_memory.footprint_mb)})` : "–", typeof priv === "number" ? priv < 300 : null);
     rel(smol.native?.decode_tok_s, llama?.decode_tok_s, 0.7, "native CLI on SmolLM2, decode ≥ 0.7× llama.cpp");
     rel(smol.native?.prefill_tok_s, llama?.prefill64_tok_s, 0.7, "native CLI on SmolLM2, prefill ≥ 0.7× llama.cpp");
   }
@@ -202,7 +211,9 @@ const method = (z) => [
     "`index.html?model=smollm2-135m` with a 1,000-token prompt and `steps=24`, so the worker prefills the prompt and replays 24 steps and the " +
     "cache holds 1,024 positions (read back from the KV panel). Private peak: the renderer's RssAnon (its worker runs in the same process), " +
     "sampled every 25 ms from navigation to 2 s after the 24th token: on Linux that is Chrome's private memory footprint, the figure its task " +
-    "manager shows as a tab's memory, garbage not yet collected included. Chrome's footprint once settled: its own memory-infra dump of that " +
+    "manager shows as a tab's memory, garbage not yet collected included, so it moves with the garbage collector's timing: the page is " +
+    `opened ${z.memoryLoads ?? 1} time(s), each in a fresh browser, and the figures are those of the median load. ` +
+    "Chrome's footprint once settled: its own memory-infra dump of that " +
     "process (a deterministic dump: after a garbage collection). Resident (VmHWM) is not the target's measure: it also counts about 120 MB " +
     "of the browser's own library, ICU and font pages that every Chromium process maps and shares (the blank page's resident figure above is mostly those), so with " +
     "SmolLM2's 98 MB file kept as the weights and the engine's compiled code beside it, no page could hold it under 300 MB.",

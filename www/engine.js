@@ -10,7 +10,7 @@ import { state, view, currentPrompt, engineSettings } from "./app-state.js";
 import { toEngineSettings } from "./state/settings.js";
 import { say, unsay, sayEngineError } from "./messages.js";
 import { updateUrl } from "./url-sync.js";
-import { scheduleRender, paintPreviewNow, paintNow, onBeforePaint } from "./paint.js";
+import { scheduleRender, scheduleBeamPaint, paintPreviewNow, paintNow, onBeforePaint } from "./paint.js";
 import { emit } from "./events.js";
 import { takeTiming } from "./speed.js";
 
@@ -54,7 +54,7 @@ export async function replay() {
   if (wantNext && view.chosen) await doPreview();
   updateUrl();
   engineHooks.replayed();
-  scheduleBeam();
+  scheduleBeam(BEAM_DELAY_MS.replay);
 }
 
 /**
@@ -213,16 +213,27 @@ let beamTimer = 0;
 const AUTO_BEAM_MS = 500;
 
 /**
- * Beam search from the current state, when its panel is shown: at once on a
- * fast model, on request (the panel's Search button) on a slow one.
+ * How long after a report the beam search starts by itself: soon after a
+ * step, later after a replay (a load, a new prompt), when the page has just
+ * done a lot and the first interactions come. On the 2-core test machine a
+ * search started 150 ms after a load ran beside the first slider move and
+ * delayed its frame (bard: first moves 4-119 ms to their frame, median 20.9,
+ * five loads, against 4.9-13.2 ms with the beam panel hidden).
  */
-export function scheduleBeam() {
+const BEAM_DELAY_MS = { step: 150, replay: 1000 };
+
+/**
+ * Beam search from the current state, when its panel is shown: by itself on
+ * a fast model (after `delayMs`), on request (the panel's Search button) on a slow one.
+ * @param {number} [delayMs]
+ */
+export function scheduleBeam(delayMs = BEAM_DELAY_MS.step) {
   if (!state.panels.includes("beam") || view.running) return;
   clearTimeout(beamTimer);
   const estimate = beamEstimateMs();
   view.beamEstimateMs = estimate > AUTO_BEAM_MS ? estimate : null;
   if (view.beamEstimateMs !== null) { view.beam = null; scheduleRender(); return; }
-  beamTimer = setTimeout(doBeam, 150);
+  beamTimer = setTimeout(doBeam, delayMs);
 }
 
 /**
@@ -239,11 +250,11 @@ function beamEstimateMs() {
 export async function doBeam() {
   if (!view.ready || view.running || view.beamBusy) return;
   view.beamBusy = true;
-  scheduleRender();
+  scheduleBeamPaint();
   try {
     const t0 = performance.now();
     view.beamProgress = null;
-    const onProgress = (/** @type {any} */ p) => { view.beamProgress = { depth: p.depth, of: p.of }; scheduleRender(); };
+    const onProgress = (/** @type {any} */ p) => { view.beamProgress = { depth: p.depth, of: p.of }; scheduleBeamPaint(); };
     const msg = await client.request("beam", { settings: toEngineSettings(state.settings, { beam: true }) }, onProgress);
     if (!msg.cancelled) {
       emit("beam-done", { ms: performance.now() - t0 });
@@ -253,7 +264,7 @@ export async function doBeam() {
   } catch (err) { sayEngineError(err); }
   view.beamBusy = false;
   view.beamProgress = null;
-  scheduleRender();
+  scheduleBeamPaint();
 }
 
 /**

@@ -77,6 +77,16 @@ export class EngineClient {
   }
 
   /**
+   * Hand a pending logits array back to the worker once the page has copied
+   * it (worker.js recycles it for a later report); no reply.
+   * @param {Float64Array} logits
+   */
+  recycle(logits) {
+    if (!this.worker || !(logits instanceof Float64Array) || logits.buffer.byteLength === 0) return;
+    this.worker.postMessage({ type: "recycle", logits }, [logits.buffer]);
+  }
+
+  /**
    * Send one request and wait for its reply.
    * @param {string} type
    * @param {object} [payload]

@@ -42,6 +42,10 @@ export const client = new EngineClient(new URL("./worker.js", import.meta.url), 
   onFatal: (message, crashed) => diedHandler(message, crashed),
   onEngineState: (msg) => {
     if (msg.vocab) local.setVocab(msg.vocab, msg.module);
-    if (msg.pending) local.setState(msg.pending);
+    // A logits array the page's Previewer is done with goes back to be refilled.
+    if (msg.pending) {
+      const spent = local.setState(msg.pending);
+      if (spent) client.recycle(spent);
+    }
   },
 });

@@ -89,12 +89,21 @@ export class LocalPreviewer {
    * The worker's state after a report: pending raw logits, history, position,
    * and the sampler state (absent for bench.js's synthetic logits: the defaults).
    * @param {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }} pending
+   * @returns {Float64Array|null} a logits array no longer needed here (these,
+   *   copied into the previewer, or a waiting state's that these replace): it
+   *   may go back to the worker to be refilled
    */
   setState(pending) {
-    if (!this.previewer) { this.waitingState = pending; return; }
+    if (!this.previewer) {
+      const superseded = this.waitingState?.logits ?? null;
+      this.waitingState = pending;
+      return superseded;
+    }
     this.waitingState = null;
+    let copied = null;
     try {
       this.previewer.set_state(pending.logits, pending.history, pending.position);
+      copied = pending.logits;
       if (pending.sampler) this.previewer.set_sampler_state(pending.sampler);
       this.hasState = true;
       if (this.cold) this.warmUp();
@@ -103,6 +112,7 @@ export class LocalPreviewer {
       console.warn(`main-thread preview unavailable, using the worker: ${err?.message ?? err}`);
     }
     this.tellReadiness();
+    return copied;
   }
 
   /**

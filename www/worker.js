@@ -10,6 +10,7 @@
 //   run_settings { settings }       (during a run: draw the next tokens with these)
 //   beam { settings } (by depths; a later request cancels it)   set_logits { logits, prompt, settings }   train { steps, seed }
 //   score { text, chat }
+//   recycle { logits } (no id, no reply): a pending logits array handed back, to be filled again
 // Worker → page: { id, type, ...payload }, type one of
 //   ready { info, timings: { wasm_ms, files_ms?, build_ms } }
 //   progress { loaded, total, what, stage: "download" | "cache" | "build" }
@@ -74,6 +75,8 @@ let requestStart = 0;
 
 self.onmessage = (event) => {
   const msg = event.data;
+  // Not a request: nothing is timed or cancelled for it.
+  if (msg?.type === "recycle") { recycle(msg.logits); return; }
   requestStart = performance.now();
   handle(msg).catch((err) => reportError(msg.id, err));
 };
@@ -167,7 +170,25 @@ function replyWithState(id, payload, extra = {}) {
  * @returns {{ logits: Float64Array, history: Uint32Array, position: number, sampler: { next_coin: number, mirostat_mu: number|null } }}
  */
 function pendingState() {
-  return { logits: pg.pending_logits(), history: pg.history(), position: pg.pending_position(), sampler: pg.pending_sampler_state() };
+  return { logits: pendingLogits(), history: pg.history(), position: pg.pending_position(), sampler: pg.pending_sampler_state() };
+}
+
+/**
+ * Logits arrays the page has handed back (`recycle`) once its Previewer
+ * copied them, to be filled again: a new 393 KB array with every step of
+ * SmolLM2 was garbage left for the collector, about 10 MB of the tab's
+ * private memory after 24 steps (measured with and without the logits).
+ * @type {Float64Array[]}
+ */
+const spareLogits = [];
+/** Enough for the array in flight and the one coming back. */
+const SPARE_LOGITS = 2;
+
+/** The pending logits, in a recycled array when one of the right length is here. */
+function pendingLogits() {
+  const spare = spareLogits.pop();
+  if (spare && pg.pending_logits_into(spare)) return spare;
+  return pg.pending_logits();
 }
 
 /**
@@ -309,6 +330,14 @@ async function run(id, settings) {
 
 /** Requests that leave a beam search in progress alone. */
 const KEEPS_BEAM = new Set(["preview", "run_settings", "stop"]);
+
+/**
+ * Keep a logits array the page is done with, for the next report (no reply).
+ * @param {unknown} logits
+ */
+function recycle(logits) {
+  if (logits instanceof Float64Array && spareLogits.length < SPARE_LOGITS) spareLogits.push(logits);
+}
 
 /** The beam search in progress: its request id, and whether it was cancelled. */
 let beamJob = null;

@@ -160,3 +160,59 @@ test("a slider move during a run is previewed here once and reaches the run as r
   assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);
   await page.close();
 });
+
+test("the logits arrays the page hands back are refilled with each report's own logits", async () => {
+  const { page, errors } = await openPage(browser, "about:blank");
+  await recordWorkerMessages(page);
+  // Keep a copy of every report's pending logits as it arrives, before the
+  // page copies them into its Previewer and hands the array back.
+  await page.addInitScript(() => {
+    window.__pendingLogits = [];
+    const desc = Object.getOwnPropertyDescriptor(Worker.prototype, "onmessage");
+    Object.defineProperty(Worker.prototype, "onmessage", {
+      get() { return desc.get.call(this); },
+      set(fn) {
+        desc.set.call(this, (e) => {
+          if (e.data?.pending?.logits) window.__pendingLogits.push(Array.from(e.data.pending.logits));
+          fn(e);
+        });
+      },
+    });
+  });
+  const steps = 6;
+  await page.goto(new URL(`index.html?model=bard&steps=${steps}&temperature=0&seed=3`, server.url).href);
+  await waitForReady(page);
+  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok[data-step]").length >= n, steps);
+  await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
+  const sent = await page.evaluate(() => window.__sent);
+  const recycled = sent.filter((t) => t === "recycle").length;
+  assert.ok(recycled >= steps, `the page handed back an array after each copied report: ${recycled} recycle messages (${sent.join(", ")})`);
+  const got = await page.evaluate(() => window.__pendingLogits.filter((l) => l.length === 2048));
+
+  // The same prompt and greedy steps in a fresh worker of the test's own,
+  // which is never handed an array back: every report's logits, bit for bit.
+  const expected = await page.evaluate(async (n) => {
+    const prompt = /** @type {HTMLTextAreaElement} */ (document.querySelector("#prompt")).value;
+    const worker = new Worker(new URL("worker.js", location.href), { type: "module" });
+    const settings = { temperature: 0, seed: 3, context_policy: "sliding" };
+    const ask = (msg) => new Promise((resolve, reject) => {
+      worker.onmessage = (e) => {
+        if (e.data.id !== msg.id || e.data.type === "progress") return;
+        if (e.data.type === "error") reject(new Error(e.data.message)); else resolve(e.data);
+      };
+      worker.postMessage(msg);
+    });
+    try {
+      await ask({ id: 1, type: "load", model: { base: new URL("models/bard/", location.href).href } });
+      const out = [Array.from((await ask({ id: 2, type: "reset", prompt, settings })).pending.logits)];
+      for (let i = 0; i < n; i++) out.push(Array.from((await ask({ id: 3 + i, type: "step", settings })).pending.logits));
+      return out;
+    } finally {
+      worker.terminate();
+    }
+  }, steps);
+  assert.equal(got.length, steps + 1, "one pending state per report: the prompt's and each step's");
+  for (let i = 0; i <= steps; i++) assert.deepEqual(got[i], expected[i], `report ${i}: the logits are that report's own`);
+  assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);
+  await page.close();
+});

@@ -187,6 +187,19 @@ impl Playground {
         self.session.pending_logits().to_vec()
     }
 
+    /// `pending_logits` written into `out`, an array the page handed back
+    /// (www/worker.js recycles them), so a step allocates no new 393 KB
+    /// array on a 49,152-token vocabulary; false, and `out` untouched, when
+    /// its length is not the vocabulary's.
+    pub fn pending_logits_into(&self, out: &mut [f64]) -> bool {
+        let logits = self.session.pending_logits();
+        if out.len() != logits.len() {
+            return false;
+        }
+        out.copy_from_slice(logits);
+        true
+    }
+
     /// Every token so far (prompt then generated): what the penalties look at.
     pub fn history(&self) -> Vec<u32> {
         self.session.history()

@@ -30,13 +30,14 @@
 // measured on the last load only. Speed targets live in BENCHMARKS.md, never
 // in the tests.
 //
-// Usage: node pkg-scripts/bench-page.mjs [model] [moves] [steps] [bigMoves] [--loads=N] [--no-floor] [--no-beam] [--json]
+// Usage: node pkg-scripts/bench-page.mjs [model] [moves] [steps] [bigMoves] [--loads=N] [--no-floor] [--no-beam] [--panels=LIST] [--json]
+//   --panels=LIST: the page's panels parameter (e.g. without beam, to see what its search costs the first move)
 //   (after pkg-scripts/build)
 //   bigMoves: moves of the V = 49,152 measurement (0 skips it; default 60)
 //   --json: the figures as one JSON line on stdout (the readable lines go to stderr)
 
 import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
-import { positionals, intOption, say, emitJson, describeMs, stats } from "./bench-common.mjs";
+import { positionals, intOption, option, say, emitJson, describeMs, stats } from "./bench-common.mjs";
 
 const [model = "logits10", movesArg = "200", stepsArg = "20", bigMovesArg = "60"] = positionals();
 const moves = Number(movesArg);
@@ -46,7 +47,7 @@ const loads = intOption("loads", 1, 1);
 const withFloor = !process.argv.includes("--no-floor");
 const withBeam = !process.argv.includes("--no-beam");
 if (!Number.isInteger(moves) || moves < 2 || !Number.isInteger(steps) || steps < 0 || !Number.isInteger(bigMoves) || bigMoves < 0) {
-  console.error("usage: node pkg-scripts/bench-page.mjs [model] [moves >= 2] [steps >= 0] [bigMoves >= 0] [--loads=N] [--no-floor] [--no-beam] [--json]");
+  console.error("usage: node pkg-scripts/bench-page.mjs [model] [moves >= 2] [steps >= 0] [bigMoves >= 0] [--loads=N] [--no-floor] [--no-beam] [--panels=LIST] [--json]");
   process.exit(2);
 }
 const BIG_VOCAB = 49152;
@@ -59,7 +60,8 @@ let browser = null;
 try {
   // Every rule on, as in the synthetic measurement below (the same settings for every figure).
   // bench=1: the page loads bench.js, which keeps the records read here.
-  const query = `model=${encodeURIComponent(model)}&top_k=50&top_p=0.9&min_p=0.02&repetition_penalty=1.2&bench=1`;
+  const panels = option("panels");
+  const query = `model=${encodeURIComponent(model)}${panels ? `&panels=${encodeURIComponent(panels)}` : ""}&top_k=50&top_p=0.9&min_p=0.02&repetition_penalty=1.2&bench=1`;
   for (let load = 1; load <= loads; load++) {
     await browser?.close();
     browser = await launchBrowser();

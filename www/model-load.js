@@ -37,7 +37,7 @@ export async function loadModel() {
   try {
     await checkSource(entry);
     emit("load-sent");
-    const msg = await client.request("load", { model: entry.source });
+    const msg = await client.request("load", { model: entry.source, kv_type: state.kv ?? undefined });
     emit("model-ready", { timings: msg.timings });
     view.info = msg.info;
     view.ready = true;
@@ -121,7 +121,7 @@ export async function loadFile(buffer, name) {
   scheduleRender();
   let loaded = false;
   try {
-    const msg = await client.request("load", { model: { file: buffer, name } }, undefined, [buffer]);
+    const msg = await client.request("load", { model: { file: buffer, name }, kv_type: state.kv ?? undefined }, undefined, [buffer]);
     loaded = true;
     local.invalidate(); // the new model's vocabulary follows its first report
     forgetModelViews();

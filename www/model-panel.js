@@ -49,6 +49,9 @@ export function showModelPanel() {
   $("#bigram-tools").hidden = state.model !== "bigram-abc";
   if (state.model === "logits10") fillLogitsEditor();
   /** @type {HTMLSelectElement} */ ($("#model-select")).value = state.model;
+  // The course models keep their own numbers (lesson 21's KV sizes count 4 bytes): no choice for them.
+  /** @type {HTMLSelectElement} */ ($("#kv-type-select")).value = state.kv ?? "";
+  $("#kv-type-row").hidden = !!entry && "builtin" in entry.source;
   /** @type {HTMLTextAreaElement} */ const prompt = $("#prompt");
   if (document.activeElement !== prompt) prompt.value = currentPrompt();
   $("#chat-switch").hidden = !view.info?.chat;
@@ -110,6 +113,13 @@ export function wireModelPicker() {
     state.logits = null;
     updateUrl();
     showModelPanel();
+    loadModel();
+  });
+  // The KV cache's numbers are chosen when a model loads: a change reloads it (prompt and steps replayed).
+  const kv = /** @type {HTMLSelectElement} */ ($("#kv-type-select"));
+  kv.addEventListener("change", () => {
+    state.kv = kv.value === "f16" || kv.value === "f32" ? kv.value : null;
+    updateUrl();
     loadModel();
   });
   const chat = /** @type {HTMLInputElement} */ ($("#ctl-chat"));

@@ -4,7 +4,7 @@
 //
 // Page → worker: { id, type, ...payload }, type one of
 //   load { model: { builtin: name } | { base: "models/x/" } | { gguf: url, bytes, version }
-//          | { file: ArrayBuffer (transferred), name } }
+//          | { file: ArrayBuffer (transferred), name }, kv_type?: "f16" | "f32" }
 //   reset { prompt, settings }      step { settings }      run { settings }
 //   stop                            preview { settings }   rewind { n, settings }
 //   run_settings { settings }       (during a run: draw the next tokens with these)
@@ -90,7 +90,7 @@ async function handle(msg) {
   // Anything that uses the model ends a beam search in progress: the next
   // change cancels it (previews and a run's new settings do not touch it).
   if (!KEEPS_BEAM.has(type)) cancelBeam();
-  if (type === "load") return load(id, msg.model);
+  if (type === "load") return load(id, msg.model, msg.kv_type);
   if (type === "stop") return stop(id);
   if (!pg) throw new Error("no model is loaded yet");
   switch (type) {
@@ -211,8 +211,9 @@ function reportError(id, err) {
  * the page with a working model.
  * @param {number} id
  * @param {{ builtin?: string, base?: string, gguf?: string, bytes?: number, version?: string, file?: ArrayBuffer, name?: string }} model
+ * @param {string} [kvType] "f16" or "f32": the KV cache's numbers (the engine checks it); absent: the model's own
  */
-async function load(id, model) {
+async function load(id, model, kvType) {
   const t0 = performance.now();
   const timings = {};
   const done = (/** @type {any} */ f) => { timings.files_ms = performance.now() - t0; return f; };
@@ -231,7 +232,7 @@ async function load(id, model) {
   const forget = model.base ? fetched.forget : model.gguf ? () => forgetCached(model.gguf, model.version ?? "1") : async () => {};
   let next;
   try {
-    next = build(id, model, fetched);
+    next = build(id, model, fetched, kvType);
   } catch (err) {
     await forget();
     throw err;
@@ -253,14 +254,15 @@ async function load(id, model) {
  * @param {number} id
  * @param {{ builtin?: string, base?: string, gguf?: string, file?: ArrayBuffer, name?: string }} model
  * @param {any} fetched
+ * @param {string} [kvType] ignored by the built-in course models (their numbers are the course's)
  * @returns {any} a Playground
  */
-function build(id, model, fetched) {
+function build(id, model, fetched, kvType) {
   let next;
   if (model.builtin) {
     next = Playground.builtin(model.builtin);
   } else if (model.base) {
-    next = Playground.from_files(fetched.manifestText, fetched.weights, fetched.tokenizer);
+    next = Playground.from_files(fetched.manifestText, fetched.weights, fetched.tokenizer, undefined, kvType);
   } else if (model.gguf || model.file) {
     if (typeof Playground.from_gguf !== "function") throw new Error("this engine build cannot read GGUF files yet (no Playground.from_gguf; rebuild www/pkg)");
     const name = model.file ? (model.name ?? "model.gguf") : model.gguf.split("/").pop();
@@ -271,11 +273,11 @@ function build(id, model, fetched) {
       // copies them in, and this thread's copy goes when this function returns.
       const bytes = new Uint8Array(model.file);
       model.file = undefined;
-      next = Playground.from_gguf(bytes, name);
+      next = Playground.from_gguf(bytes, name, undefined, kvType);
     } else {
       const buffer = fetched;
       fetched = null;
-      next = Playground.from_gguf_buffer(buffer, name); // takes the buffer over
+      next = Playground.from_gguf_buffer(buffer, name, undefined, kvType); // takes the buffer over
     }
   } else {
     throw new Error("load: the model names no source (builtin, base, gguf or file)");

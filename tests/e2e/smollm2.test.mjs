@@ -16,7 +16,7 @@ import { existsSync } from "node:fs";
 import { SMOLLM2_FILE, needSmollm2, startSuite, stopSuite, waitForReady, screenshot } from "./harness.mjs";
 
 const HAVE = existsSync(SMOLLM2_FILE);
-/** Loading takes seconds (a 98 MB download and the weights dequantised in wasm). */
+/** Loading takes seconds (a 98 MB download, and the model built in wasm from its blocks). */
 const LOAD_MS = 240000;
 
 /** @type {{ url: string, close: () => Promise<void> }} */

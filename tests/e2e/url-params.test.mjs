@@ -54,7 +54,8 @@ test("every parameter the page writes is one it reads back, to the same view", (
   const { state } = parseQuery("?model=bard&prompt=ROMEO%3A&temperature=0.5&top_k=3&top_p=0.9&min_p=0.05&repetition_penalty=1.3" +
     "&penalty_window=4&penalty_mode=per_occurrence&presence_penalty=0.5&frequency_penalty=-0.5&banned=3,17&bias=3:1.5,17:-2" +
     "&order=llama&seed=9&max_new=40&stop=KING&stop=QUEEN&use_cache=0&chat=1&steps=4&show=next&embed=1&panels=dist,rules" +
-    "&beams=3&alpha=0.8&beam_len=5&bias_amount=2");
+    "&beams=3&alpha=0.8&beam_len=5&bias_amount=2&kv_type=f16");
+  assert.equal(state.kv, "f16");
   const query = formatQuery(state);
   const again = parseQuery(query);
   assert.deepEqual(again.problems, []);
@@ -131,4 +132,36 @@ test("the page opens a 20,000-character prompt link, says what it ignored and le
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1, null, { timeout: 60000 });
   assert.deepEqual(forgiveAbsentIndex(errors), []);
   await page.close();
+});
+
+test("kv_type picks the KV cache's numbers: the KV panel counts 2 or 4 bytes, the Model panel switches and reloads, a bad value is said", async () => {
+  assert.deepEqual(parseQuery("?kv_type=f64").problems, ["kv_type=f64 must be f16 or f32; using the model's own"]);
+  assert.equal(parseQuery("?kv_type=f64").state.kv, null);
+  const { page, errors } = await openPage(browser, new URL("index.html?model=bard&kv_type=f16&steps=2&tour=0", server.url).href);
+  await waitForReady(page);
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok[data-step]").length >= 2);
+  const kvText = () => page.textContent("#p-kv");
+  // bard: 4 layers, 2 KV heads of 32 numbers: a token's keys and values are
+  // 2 · 4 · 2 · 32 numbers, 1.0 KiB in f16 and 2.0 KiB in f32 (KV-size formula, lesson 21).
+  assert.match(await kvText(), /· 2 B; 1\.0 KiB per token/);
+  assert.equal(await page.inputValue("#kv-type-select"), "f16");
+  await page.selectOption("#kv-type-select", "f32");
+  await page.waitForFunction(() => /· 4 B; 2\.0 KiB per token/.test(document.querySelector("#p-kv").textContent), null, { timeout: 60000 });
+  await page.waitForFunction(() => new URLSearchParams(location.search).get("kv_type") === "f32");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok[data-step]").length >= 2, null, { timeout: 60000 });
+  // The model's own (f32 for bard): the parameter leaves the link.
+  await page.selectOption("#kv-type-select", "");
+  await page.waitForFunction(() => !new URLSearchParams(location.search).has("kv_type"));
+  await page.waitForFunction(() => /· 4 B; 2\.0 KiB per token/.test(document.querySelector("#p-kv").textContent));
+  // The course models keep theirs: no choice is offered for them.
+  await page.selectOption("#model-select", "kv-demo");
+  await page.waitForFunction(() => document.querySelector("#kv-type-row").hidden);
+  assert.deepEqual(forgiveAbsentIndex(errors), []);
+  await page.close();
+
+  const bad = await openPage(browser, new URL("index.html?model=bard&kv_type=f64&tour=0", server.url).href);
+  await waitForReady(bad.page);
+  await bad.page.waitForFunction(() => [...document.querySelectorAll("#messages .message span")].some((e) => e.textContent.startsWith("kv_type=f64 must be f16 or f32")));
+  assert.match(await bad.page.textContent("#p-kv"), /· 4 B;/);
+  await bad.page.close();
 });

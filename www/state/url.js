@@ -30,6 +30,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  *                                   one the last generated token was drawn from
  * @property {{ name: string }|null} file  a model opened from the user's disk (not in links)
  * @property {string|null} lesson    the course preset shown (lessons/presets.js checks the name)
+ * @property {"f16"|"f32"|null} kv    the KV cache's numbers; null = the model's own (f16 for a GGUF file)
  */
 
 /**
@@ -40,7 +41,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
 export const KNOWN_PARAMETERS = new Set([
   "model", "prompt", "embed", ...NUMBER_CONTROLS.map(paramOf), ...CHOICE_CONTROLS.map((c) => c.key),
   "chain", "dry_sequence_breaker", "sequence_bias", "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
-  "lesson",
+  "lesson", "kv_type",
 ]);
 /** The parameters that may repeat: one stop string, one DRY sequence breaker each (as the CLI's flags). */
 const REPEATABLE = new Set(["stop", "dry_sequence_breaker"]);
@@ -85,7 +86,7 @@ function parameterProblems(q) {
  */
 export function makeDefaultState() {
   return { model: null, prompt: null, settings: makeDefaultSettings(), panels: DEFAULT_PANELS.slice(),
-    embed: false, steps: 0, logits: null, next: false, file: null, lesson: null };
+    embed: false, steps: 0, logits: null, next: false, file: null, lesson: null, kv: null };
 }
 
 /**
@@ -103,6 +104,11 @@ export function parseQuery(search) {
     const m = q.get("model").trim();
     if (/^[A-Za-z0-9._-]{1,80}$/.test(m)) state.model = m;
     else problems.push(`model=${q.get("model")} is not a model name; using the default model`);
+  }
+  if (q.has("kv_type")) {
+    const raw = q.get("kv_type");
+    if (raw === "f16" || raw === "f32") state.kv = raw;
+    else problems.push(`kv_type=${shortName(raw)} must be f16 or f32; using the model's own`);
   }
   if (q.has("prompt")) state.prompt = q.get("prompt");
   state.embed = q.get("embed") === "1" || q.get("embed") === "true";
@@ -207,6 +213,7 @@ export function formatQuery(state) {
   const q = new URLSearchParams();
   const d = makeDefaultState();
   if (state.model) q.set("model", state.model);
+  if (state.kv) q.set("kv_type", state.kv);
   if (state.prompt !== null) q.set("prompt", state.prompt);
   for (const c of NUMBER_CONTROLS) if (state.settings[c.key] !== c.def) q.set(paramOf(c), String(state.settings[c.key]));
   for (const c of CHOICE_CONTROLS) if (state.settings[c.key] !== c.def) q.set(c.key, state.settings[c.key]);

@@ -25,18 +25,15 @@ async function settle(page) {
 }
 
 /**
- * The worker's own preview for the page's current settings and prompt: a
- * fresh engine worker, not the page's, so nothing of the page's state is shared.
+ * The replies of a fresh engine worker, started by the test inside the page
+ * (not the page's, so nothing of the page's state is shared), to `messages`
+ * sent one after another, each awaited; typed arrays come back as arrays.
  * @param {import("playwright-core").Page} page
- * @returns {Promise<any>} the Distribution
+ * @param {object[]} messages requests with ids (PROTOCOL.md)
+ * @returns {Promise<any[]>}
  */
-async function workerPreview(page) {
-  return page.evaluate(async () => {
-    const { parseQuery } = await import("./state/url.js");
-    const { toEngineSettings } = await import("./state/settings.js");
-    const parsed = parseQuery(location.search).state;
-    const settings = toEngineSettings(parsed.settings);
-    const prompt = /** @type {HTMLTextAreaElement} */ (document.querySelector("#prompt")).value;
+async function freshWorkerReplies(page, messages) {
+  return page.evaluate(async (msgs) => {
     const worker = new Worker(new URL("worker.js", location.href), { type: "module" });
     const ask = (msg) => new Promise((resolve, reject) => {
       worker.onmessage = (e) => {
@@ -45,14 +42,37 @@ async function workerPreview(page) {
       };
       worker.postMessage(msg);
     });
+    const plain = (v) => (ArrayBuffer.isView(v) ? Array.from(v) : Array.isArray(v) ? v.map(plain)
+      : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v);
     try {
-      await ask({ id: 1, type: "load", model: { builtin: parsed.model } });
-      await ask({ id: 2, type: "reset", prompt, settings });
-      return (await ask({ id: 3, type: "preview", settings })).distribution;
+      const replies = [];
+      for (const m of msgs) replies.push(plain(await ask(m)));
+      return replies;
     } finally {
       worker.terminate();
     }
+  }, messages);
+}
+
+/**
+ * The worker's own preview for the page's current settings and prompt, from a fresh worker.
+ * @param {import("playwright-core").Page} page
+ * @returns {Promise<any>} the Distribution
+ */
+async function workerPreview(page) {
+  const { model, prompt, settings } = await page.evaluate(async () => {
+    const { parseQuery } = await import("./state/url.js");
+    const { toEngineSettings } = await import("./state/settings.js");
+    const parsed = parseQuery(location.search).state;
+    const prompt = /** @type {HTMLTextAreaElement} */ (document.querySelector("#prompt")).value;
+    return { model: parsed.model, prompt, settings: toEngineSettings(parsed.settings) };
   });
+  const replies = await freshWorkerReplies(page, [
+    { id: 1, type: "load", model: { builtin: model } },
+    { id: 2, type: "reset", prompt, settings },
+    { id: 3, type: "preview", settings },
+  ]);
+  return replies[2].distribution;
 }
 
 /** The final probabilities of the top tokens and the p_max the page shows. */
@@ -191,26 +211,14 @@ test("the logits arrays the page hands back are refilled with each report's own 
 
   // The same prompt and greedy steps in a fresh worker of the test's own,
   // which is never handed an array back: every report's logits, bit for bit.
-  const expected = await page.evaluate(async (n) => {
-    const prompt = /** @type {HTMLTextAreaElement} */ (document.querySelector("#prompt")).value;
-    const worker = new Worker(new URL("worker.js", location.href), { type: "module" });
-    const settings = { temperature: 0, seed: 3, context_policy: "sliding" };
-    const ask = (msg) => new Promise((resolve, reject) => {
-      worker.onmessage = (e) => {
-        if (e.data.id !== msg.id || e.data.type === "progress") return;
-        if (e.data.type === "error") reject(new Error(e.data.message)); else resolve(e.data);
-      };
-      worker.postMessage(msg);
-    });
-    try {
-      await ask({ id: 1, type: "load", model: { base: new URL("models/bard/", location.href).href } });
-      const out = [Array.from((await ask({ id: 2, type: "reset", prompt, settings })).pending.logits)];
-      for (let i = 0; i < n; i++) out.push(Array.from((await ask({ id: 3 + i, type: "step", settings })).pending.logits));
-      return out;
-    } finally {
-      worker.terminate();
-    }
-  }, steps);
+  const prompt = await page.inputValue("#prompt");
+  const settings = { temperature: 0, seed: 3, context_policy: "sliding" };
+  const replies = await freshWorkerReplies(page, [
+    { id: 1, type: "load", model: { base: new URL("models/bard/", server.url).href } },
+    { id: 2, type: "reset", prompt, settings },
+    ...Array.from({ length: steps }, (_, i) => ({ id: 3 + i, type: "step", settings })),
+  ]);
+  const expected = replies.slice(1).map((r) => r.pending.logits);
   assert.equal(got.length, steps + 1, "one pending state per report: the prompt's and each step's");
   for (let i = 0; i <= steps; i++) assert.deepEqual(got[i], expected[i], `report ${i}: the logits are that report's own`);
   assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);

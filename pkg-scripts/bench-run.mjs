@@ -171,10 +171,8 @@ async function tabMemory() {
   for (let i = 0; i < SIZE.memoryLoads; i++) {
     runs.push(await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, "--json"]));
   }
-  const byPeak = runs.filter(Boolean).sort((a, b) => a.private_peak_mb - b.private_peak_mb);
-  results.tab_memory = byPeak.length
-    ? { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: byPeak.length, private_peak_runs_mb: runs.map((r) => r?.private_peak_mb ?? null) }
-    : null;
+  const byPeak = [...runs].sort((a, b) => a.private_peak_mb - b.private_peak_mb);
+  results.tab_memory = { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length, private_peak_runs_mb: runs.map((r) => r.private_peak_mb) };
 }
 
 async function blankPage() {

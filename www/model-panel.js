@@ -9,6 +9,7 @@ import { checkAvailability, pickerLabel } from "./models.js";
 import { loadModel } from "./model-load.js";
 import { onSetting } from "./setting-changes.js";
 import { updateUrl } from "./url-sync.js";
+import { KV_TYPES } from "./state/url.js";
 import { fillLogitsEditor } from "./toy-models.js";
 import { say } from "./messages.js";
 import { makeEl, setText } from "./render/dom.js";
@@ -118,7 +119,7 @@ export function wireModelPicker() {
   // The KV cache's numbers are chosen when a model loads: a change reloads it (prompt and steps replayed).
   const kv = /** @type {HTMLSelectElement} */ ($("#kv-type-select"));
   kv.addEventListener("change", () => {
-    state.kv = kv.value === "f16" || kv.value === "f32" ? kv.value : null;
+    state.kv = KV_TYPES.includes(kv.value) ? /** @type {"f16"|"f32"} */ (kv.value) : null;
     updateUrl();
     loadModel();
   });

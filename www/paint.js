@@ -36,11 +36,9 @@ export function scheduleRender() {
 let beamPaintQueued = false;
 /**
  * Repaint only the beam panel on the next frame (a search's start, progress
- * and result change nothing else). A full repaint for each of those kept the
- * page's thread busy while a search ran just after a load, and the first
- * slider move waited behind it: on bard, whose search starts by itself, the
- * first moves took 4-119 ms to their frame (median 20.9, five loads) against
- * 4.9-13.2 ms with the beam panel hidden.
+ * and result change nothing else): a full repaint for each of those kept the
+ * page's thread busy while a search ran just after a load, in the way of the
+ * first slider move (engine.js BEAM_DELAY_MS has the figures).
  */
 export function scheduleBeamPaint() {
   if (beamPaintQueued || renderQueued) return;

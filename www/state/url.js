@@ -43,6 +43,8 @@ export const KNOWN_PARAMETERS = new Set([
   "chain", "dry_sequence_breaker", "sequence_bias", "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
   "lesson", "kv_type",
 ]);
+/** The KV cache's numbers a page may ask the engine for (its KvPrecision::parse takes these). */
+export const KV_TYPES = ["f16", "f32"];
 /** The parameters that may repeat: one stop string, one DRY sequence breaker each (as the CLI's flags). */
 const REPEATABLE = new Set(["stop", "dry_sequence_breaker"]);
 
@@ -107,8 +109,8 @@ export function parseQuery(search) {
   }
   if (q.has("kv_type")) {
     const raw = q.get("kv_type");
-    if (raw === "f16" || raw === "f32") state.kv = raw;
-    else problems.push(`kv_type=${shortName(raw)} must be f16 or f32; using the model's own`);
+    if (KV_TYPES.includes(raw)) state.kv = /** @type {"f16"|"f32"} */ (raw);
+    else problems.push(`kv_type=${shortName(raw)} must be ${KV_TYPES.join(" or ")}; using the model's own`);
   }
   if (q.has("prompt")) state.prompt = q.get("prompt");
   state.embed = q.get("embed") === "1" || q.get("embed") === "true";

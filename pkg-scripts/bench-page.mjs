@@ -276,8 +276,10 @@ async function measureBigVocab({ vocab, moves }) {
     const distribution = previewer.preview(settings);
     const t1 = performance.now();
     renderDist(bodies[0], { distribution, chosen: null, banned: new Set(), bias: new Map() });
-    renderRules(bodies[1], { distribution, order: base.order });
-    renderEntropy(bodies[2], { distribution, temperature, vocabSize: vocab });
+    // The views paint.js hands these panels (their fields as there).
+    const view = { ...base, temperature };
+    renderRules(bodies[1], { distribution, settings: view, generated: [], vocabSize: vocab });
+    renderEntropy(bodies[2], { distribution, temperature, vocabSize: vocab, settings: view });
     void bodies[2].offsetHeight; // layout now, as the frame would
     const t2 = performance.now();
     await nextFrame(); // one move per frame, as a user's key presses come

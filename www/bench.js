@@ -80,7 +80,25 @@ function afterThisFrame(fn) {
  * @param {{ logits: Float64Array, history: Uint32Array, position: number }} pending
  */
 export async function withSyntheticVocabulary(text, display, pending) {
-  await local.setVocab(text, display);
+  await local.setVocab(packVocab(text, display));
   local.setState(pending);
   if (!local.ready) throw new Error("the synthetic state was refused");
+}
+
+/**
+ * A vocabulary in the worker's wire form (`Playground.vocab_packed`): every
+ * token's text, then every visible form, as UTF-8, with each one's end offset.
+ * @param {string[]} text
+ * @param {string[]} display
+ * @returns {{ bytes: Uint8Array, ends: Uint32Array }}
+ */
+function packVocab(text, display) {
+  const encoder = new TextEncoder();
+  const pieces = [...text, ...display].map((t) => encoder.encode(t));
+  const ends = new Uint32Array(pieces.length);
+  let end = 0;
+  pieces.forEach((p, i) => { end += p.length; ends[i] = end; });
+  const bytes = new Uint8Array(end);
+  pieces.forEach((p, i) => bytes.set(p, i === 0 ? 0 : ends[i - 1]));
+  return { bytes, ends };
 }

@@ -561,6 +561,10 @@ export default {
       "words": "the context is full"
     }
   ],
+  "kv_types": [
+    "f16",
+    "f32"
+  ],
   "course": {
     "logits10": [
       3.0,

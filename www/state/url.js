@@ -4,7 +4,7 @@
 
 import {
   NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, makeDefaultSettings, checkChain, chainInForce, missingStages, withStage,
-  parseSequenceBias, formatSequenceBias,
+  parseSequenceBias, formatSequenceBias, ENGINE,
 } from "./settings.js";
 
 /** A number control's URL parameter: the CLI flag's name where it differs from the setting's. */
@@ -43,8 +43,8 @@ export const KNOWN_PARAMETERS = new Set([
   "chain", "dry_sequence_breaker", "sequence_bias", "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
   "lesson", "kv_type",
 ]);
-/** The KV cache's numbers a page may ask the engine for (its KvPrecision::parse takes these). */
-export const KV_TYPES = ["f16", "f32"];
+/** The KV cache's numbers a page may ask the engine for (the engine's list: KvPrecision::ALL). */
+export const KV_TYPES = ENGINE.kv_types;
 /** The parameters that may repeat: one stop string, one DRY sequence breaker each (as the CLI's flags). */
 const REPEATABLE = new Set(["stop", "dry_sequence_breaker"]);
 

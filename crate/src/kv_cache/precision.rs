@@ -14,6 +14,10 @@ pub enum KvPrecision {
 }
 
 impl KvPrecision {
+    /// Every precision, in the order the page offers them (the settings
+    /// table lists their names for it).
+    pub const ALL: [KvPrecision; 2] = [KvPrecision::F16, KvPrecision::F32];
+
     /// The one place the default is decided, from where the weights came
     /// from (`WeightsSource::format`):
     /// - a GGUF file (SmolLM2, any llama file): f16, half the memory, as
@@ -31,10 +35,12 @@ impl KvPrecision {
 
     /// `f16` or `f32` (the CLI's `--kv-type`, the page's load option).
     pub fn parse(name: &str) -> Result<KvPrecision> {
-        match name {
-            "f16" => Ok(KvPrecision::F16),
-            "f32" => Ok(KvPrecision::F32),
-            other => bail!("unknown KV cache type '{other}': expected 'f16' or 'f32'"),
+        match Self::ALL.into_iter().find(|p| p.name() == name) {
+            Some(p) => Ok(p),
+            None => {
+                let expected: Vec<String> = Self::ALL.iter().map(|p| format!("'{}'", p.name())).collect();
+                bail!("unknown KV cache type '{name}': expected {}", expected.join(" or "))
+            }
         }
     }
 
@@ -64,9 +70,10 @@ mod tests {
         for other in ["nexttoken-model", "builtin"] {
             assert_eq!(KvPrecision::default_for(other), KvPrecision::F32);
         }
-        for p in [KvPrecision::F16, KvPrecision::F32] {
+        for p in KvPrecision::ALL {
             assert_eq!(KvPrecision::parse(p.name()).unwrap(), p);
         }
-        assert!(KvPrecision::parse("q8_0").is_err());
+        let e = KvPrecision::parse("q8_0").unwrap_err();
+        assert_eq!(e.message, "unknown KV cache type 'q8_0': expected 'f16' or 'f32'");
     }
 }

@@ -11,6 +11,7 @@
 use serde::Serialize;
 
 use super::{ContextPolicy, GenerationSettings, MAX_ALPHA, MAX_BEAMS, MAX_NEW, MAX_SEED, MAX_TOP_N};
+use crate::kv_cache::KvPrecision;
 use crate::report::StopReason;
 use crate::models::LESSON21_LOGITS;
 use crate::rules::{
@@ -61,6 +62,8 @@ pub struct SettingsTable {
     pub chain_presets: Vec<ChainPreset>,
     /// Why a generation stops: each reason's name in the reports, and its words.
     pub stop_reasons: Vec<StopWords>,
+    /// The KV cache's number types a load may ask for (`KvPrecision::parse`'s names).
+    pub kv_types: Vec<&'static str>,
     pub course: Course,
 }
 
@@ -140,7 +143,8 @@ impl SettingsTable {
         };
         let stop_reasons = StopReason::ALL.iter().zip(names(&StopReason::ALL)).map(|(r, name)| StopWords { name, words: r.describe() }).collect();
         let stages = StageKind::ALL.iter().map(|k| k.info()).collect();
-        Self { defaults: GenerationSettings::default(), numbers, choices, stages, chain_presets: Order::presets(), stop_reasons, course }
+        let kv_types = KvPrecision::ALL.iter().map(|p| p.name()).collect();
+        Self { defaults: GenerationSettings::default(), numbers, choices, stages, chain_presets: Order::presets(), stop_reasons, kv_types, course }
     }
 
     pub fn number(&self, key: &str) -> Option<&NumberRange> {

@@ -119,7 +119,7 @@ export function wireModelPicker() {
   // The KV cache's numbers are chosen when a model loads: a change reloads it (prompt and steps replayed).
   const kv = /** @type {HTMLSelectElement} */ ($("#kv-type-select"));
   kv.addEventListener("change", () => {
-    state.kv = KV_TYPES.includes(kv.value) ? /** @type {"f16"|"f32"} */ (kv.value) : null;
+    state.kv = KV_TYPES.includes(kv.value) ? kv.value : null;
     updateUrl();
     loadModel();
   });

@@ -4,7 +4,7 @@
 //
 // Page → worker: { id, type, ...payload }, type one of
 //   load { model: { builtin: name } | { base: "models/x/" } | { gguf: url, bytes, version }
-//          | { file: ArrayBuffer (transferred), name }, kv_type?: "f16" | "f32" }
+//          | { file: ArrayBuffer (transferred), name }, kv_type?: one of the engine's KV types (settings table kv_types) }
 //   reset { prompt, settings }      step { settings }      run { settings }
 //   stop                            preview { settings }   rewind { n, settings }
 //   run_settings { settings }       (during a run: draw the next tokens with these)
@@ -211,7 +211,7 @@ function reportError(id, err) {
  * the page with a working model.
  * @param {number} id
  * @param {{ builtin?: string, base?: string, gguf?: string, bytes?: number, version?: string, file?: ArrayBuffer, name?: string }} model
- * @param {string} [kvType] "f16" or "f32": the KV cache's numbers (the engine checks it); absent: the model's own
+ * @param {string} [kvType] one of the engine's KV types: the KV cache's numbers (the engine checks it); absent: the model's own
  */
 async function load(id, model, kvType) {
   const t0 = performance.now();

@@ -30,7 +30,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  *                                   one the last generated token was drawn from
  * @property {{ name: string }|null} file  a model opened from the user's disk (not in links)
  * @property {string|null} lesson    the course preset shown (lessons/presets.js checks the name)
- * @property {"f16"|"f32"|null} kv    the KV cache's numbers; null = the model's own (f16 for a GGUF file)
+ * @property {string|null} kv    the KV cache's numbers, one of KV_TYPES; null = the model's own (f16 for a GGUF file)
  */
 
 /**
@@ -109,7 +109,7 @@ export function parseQuery(search) {
   }
   if (q.has("kv_type")) {
     const raw = q.get("kv_type");
-    if (KV_TYPES.includes(raw)) state.kv = /** @type {"f16"|"f32"} */ (raw);
+    if (KV_TYPES.includes(raw)) state.kv = raw;
     else problems.push(`kv_type=${shortName(raw)} must be ${KV_TYPES.join(" or ")}; using the model's own`);
   }
   if (q.has("prompt")) state.prompt = q.get("prompt");

@@ -17,31 +17,31 @@
 //   layout.js         where the controls sit (side column, top bar, phone bar)
 //   keyboard.js       the S / R / B / X / ? shortcuts     tour.js  the first-visit tour
 
-import { $, parsed, state, view, catalogue } from "./app-state.js";
-import { buildControls } from "./controls.js";
-import { loadCatalogue } from "./models.js";
-import { client, engineHooks } from "./engine-link.js";
-import { replayOrSay, stopRun, doStep, doRun, doRewind, doBeam } from "./engine.js";
-import { loadModel, doReset } from "./model-load.js";
-import { onSetting, refreshChips, wireListButtons } from "./setting-changes.js";
-import { updateUrl, onUrlWritten } from "./url-sync.js";
-import { say } from "./messages.js";
-import { fillModelPicker, showModelPanel, wireModelPicker, checkModelFiles, adaptToModel, adoptFileModel, panelHooks } from "./model-panel.js";
-import { wireGgufOpen } from "./gguf-open.js";
-import { wireScore, offerScoreText } from "./score.js";
-import { wireToyModels } from "./toy-models.js";
-import { showPanels, wirePanelSwitches, addFigureButtons } from "./panels.js";
-import { copyEmbed, refreshEmbedCode } from "./embed-code.js";
-import { emit } from "./events.js";
-import { wireLayout } from "./layout.js";
-import { wireKeyboard } from "./keyboard.js";
-import { wireTour } from "./tour.js";
+import { $, parsed, state, view, catalogue } from "./state/store.js";
+import { buildControls } from "./controls/decoding.js";
+import { loadCatalogue } from "./state/catalogue.js";
+import { client, engineHooks } from "./engine/link.js";
+import { replayOrSay, stopRun, doStep, doRun, doRewind, doBeam } from "./engine/generation.js";
+import { loadModel, doReset } from "./engine/model-load.js";
+import { onSetting, refreshChips, wireListButtons } from "./controls/dispatch.js";
+import { updateUrl, onUrlWritten } from "./state/url-sync.js";
+import { say } from "./panels/messages.js";
+import { fillModelPicker, showModelPanel, wireModelPicker, checkModelFiles, adaptToModel, adoptFileModel, panelHooks } from "./controls/model-panel.js";
+import { wireGgufOpen } from "./controls/gguf-open.js";
+import { wireScore, offerScoreText } from "./controls/score-input.js";
+import { wireToyModels } from "./controls/toy-models.js";
+import { showPanels, wirePanelSwitches, addFigureButtons } from "./controls/panel-switches.js";
+import { copyEmbed, refreshEmbedCode } from "./embed/code.js";
+import { emit } from "./state/events.js";
+import { wireLayout } from "./panels/layout.js";
+import { wireKeyboard } from "./controls/keyboard.js";
+import { wireTour } from "./panels/tour.js";
 import { wireLessons } from "./lessons/lessons.js";
 
 // The benchmarks' bookkeeping, only when they ask for it (before anything it times).
-if (new URLSearchParams(location.search).get("bench") === "1") await import("./bench.js");
+if (new URLSearchParams(location.search).get("bench") === "1") await import("./bench/bench.js");
 
-/** @type {import("./controls.js").ControlsApi|null} */
+/** @type {import("./controls/decoding.js").ControlsApi|null} */
 let controls = null;
 
 engineHooks.loaded = (info) => { controls?.setVocab(info.vocab_size); adaptToModel(info); };

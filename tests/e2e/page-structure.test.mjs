@@ -9,7 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
 import { readFile } from "node:fs/promises";
-import { WWW_ROOT, startSuite, stopSuite, openPage, waitForReady } from "./harness.mjs";
+import { WWW_ROOT, startSuite, stopSuite, openPage, waitForReady, pageModules } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -41,16 +41,16 @@ test("the student's page loads no bench code and keeps no timing records", async
   await page.focus("#ctl-temperature-range");
   await page.keyboard.press("ArrowRight");
   await page.waitForFunction(() => new URLSearchParams(location.search).get("temperature") === "1.01");
-  assert.ok(!scripts.includes("bench.js"), `bench.js was requested: ${scripts.join(", ")}`);
+  assert.ok(!scripts.includes("bench/bench.js"), `bench/bench.js was requested: ${scripts.join(", ")}`);
   const globals = await page.evaluate(() => Object.keys(window).filter((k) => k.startsWith("__ntp")));
   assert.deepEqual(globals, []);
   assert.deepEqual(errors, []);
   await page.close();
 });
 
-test("?bench=1 loads bench.js, which records the load milestones and slider timings", async () => {
+test("?bench=1 loads bench/bench.js, which records the load milestones and slider timings", async () => {
   const { page, errors, scripts } = await openRecording("?model=logits10&bench=1");
-  assert.ok(scripts.includes("bench.js"));
+  assert.ok(scripts.includes("bench/bench.js"));
   await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
   await page.focus("#ctl-temperature-range");
   for (let i = 0; i < 3; i++) {
@@ -73,27 +73,40 @@ test("?bench=1 loads bench.js, which records the load milestones and slider timi
   await page.close();
 });
 
-test("the page's modules import each other without a cycle", async () => {
+/**
+ * The relative imports of a module, static and dynamic ("./x.js", import("../y.js")),
+ * as paths relative to www/; the built engine (pkg/) is left out.
+ * @param {string} rel
+ * @returns {Promise<string[]>}
+ */
+async function importsOf(rel) {
+  const text = await readFile(path.join(WWW_ROOT, rel), "utf8");
+  const specs = [
+    ...[...text.matchAll(/^import\s[^;]*?from\s+"(\.{1,2}\/[^"]+)";/gm)].map((m) => m[1]),
+    ...[...text.matchAll(/\bimport\("(\.{1,2}\/[^"?]+)(?:\?[^"]*)?"\)/g)].map((m) => m[1]),
+  ];
+  return specs.map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(rel), s))).filter((d) => !d.startsWith("pkg/"));
+}
+
+test("the page's modules import each other without a cycle, in every folder", async () => {
+  const modules = await pageModules();
+  // The walk itself: the folders are there, and each holds modules.
+  for (const dir of ["worker", "engine", "state", "controls", "panels", "render", "lessons", "bench", "embed"]) {
+    assert.ok(modules.some((m) => m.startsWith(`${dir}/`)), `modules in www/${dir}/`);
+  }
   /** @type {Map<string, string[]>} */
   const graph = new Map();
-  const walk = async (rel) => {
-    if (graph.has(rel)) return;
-    graph.set(rel, []);
-    const text = await readFile(path.join(WWW_ROOT, rel), "utf8");
-    for (const m of text.matchAll(/^import\s[^;]*?from\s+"(\.{1,2}\/[^"]+)";/gm)) {
-      const dep = path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[1]));
-      graph.get(rel).push(dep);
-      await walk(dep);
-    }
-  };
-  for (const entry of ["main.js", "worker.js", "bench.js"]) await walk(entry);
-  const state = new Map(); // 1: on the path, 2: done
+  for (const m of modules) graph.set(m, await importsOf(m));
+  for (const [m, deps] of graph) {
+    for (const d of deps) assert.ok(graph.has(d), `${m} imports ${d}, which is not a module of www/`);
+  }
+  const seen = new Map(); // 1: on the path, 2: done
   const visit = (node, trail) => {
-    if (state.get(node) === 2) return;
-    assert.notEqual(state.get(node), 1, `import cycle: ${[...trail, node].join(" → ")}`);
-    state.set(node, 1);
+    if (seen.get(node) === 2) return;
+    assert.notEqual(seen.get(node), 1, `import cycle: ${[...trail, node].join(" → ")}`);
+    seen.set(node, 1);
     for (const dep of graph.get(node) ?? []) visit(dep, [...trail, node]);
-    state.set(node, 2);
+    seen.set(node, 2);
   };
   for (const node of graph.keys()) visit(node, []);
 });
@@ -101,7 +114,7 @@ test("the page's modules import each other without a cycle", async () => {
 test("index.html preloads every module of the page", async () => {
   const html = await readFile(path.join(WWW_ROOT, "index.html"), "utf8");
   const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="\.\/([^"]+)">/g)].map((m) => m[1]));
-  // Walk the static imports from main.js (bench.js is imported dynamically, only with ?bench=1).
+  // Walk the static imports from main.js (bench/bench.js is imported dynamically, only with ?bench=1).
   const seen = new Set();
   const walk = async (rel) => {
     if (seen.has(rel)) return;

@@ -5,11 +5,11 @@
 // computed by the engine on this thread (course_lesson in a wasm instance of
 // its own, so the previewer's instance is never shared).
 
-import { $, state, view } from "../app-state.js";
+import { $, state, view } from "../state/store.js";
 import { parseQuery } from "../state/url.js";
-import { say } from "../messages.js";
+import { say } from "../panels/messages.js";
 import { makeEl, setText } from "../render/dom.js";
-import { savePanelSvg, savePanelPng } from "../figure.js";
+import { savePanelSvg, savePanelPng } from "../panels/figure.js";
 import { PRESETS, findPreset } from "./presets.js";
 // The figures (figures.js and the files it names, export.js) load only when a lesson is shown.
 

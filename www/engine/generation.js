@@ -4,15 +4,15 @@
 // keeps `view` in step with its replies and asks for repaints.
 
 import { EngineError } from "./client.js";
-import { client, local, engineHooks } from "./engine-link.js";
-import { COURSE_LOGITS } from "./models.js";
-import { state, view, currentPrompt, engineSettings } from "./app-state.js";
-import { toEngineSettings } from "./state/settings.js";
-import { say, unsay, sayEngineError } from "./messages.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender, scheduleBeamPaint, paintPreviewNow, paintNow, onBeforePaint } from "./paint.js";
-import { emit } from "./events.js";
-import { takeTiming } from "./speed.js";
+import { client, local, engineHooks } from "./link.js";
+import { COURSE_LOGITS } from "../state/catalogue.js";
+import { state, view, currentPrompt, engineSettings } from "../state/store.js";
+import { toEngineSettings } from "../state/settings.js";
+import { say, unsay, sayEngineError } from "../panels/messages.js";
+import { updateUrl } from "../state/url-sync.js";
+import { scheduleRender, scheduleBeamPaint, paintPreviewNow, paintNow, onBeforePaint } from "../panels/frame.js";
+import { emit } from "../state/events.js";
+import { takeTiming } from "../state/speed.js";
 
 /**
  * Start from the prompt and regenerate state.steps tokens with the current

@@ -15,8 +15,8 @@
 // and withSyntheticVocabulary(), which gives the page's Previewer a synthetic
 // vocabulary so slider moves are measured at a real model's vocabulary size.
 
-import { on } from "./events.js";
-import { local } from "./engine-link.js";
+import { on } from "../state/events.js";
+import { local } from "../engine/link.js";
 
 const load = { boot: performance.now(), origin: performance.timeOrigin };
 window.__ntpLoad = load;

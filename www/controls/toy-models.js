@@ -1,15 +1,15 @@
 // The course's toy models' own tools in the model panel: the editor of
 // lesson 21's ten logits and the in-browser retraining of lesson 18's bigram.
 
-import { $, state, view } from "./app-state.js";
-import { COURSE_LOGITS } from "./models.js";
-import { ENGINE } from "./state/settings.js";
-import { client } from "./engine-link.js";
-import { replay, replayOrSay } from "./engine.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender } from "./paint.js";
-import { sayEngineError } from "./messages.js";
-import { makeEl, setText } from "./render/dom.js";
+import { $, state, view } from "../state/store.js";
+import { COURSE_LOGITS } from "../state/catalogue.js";
+import { ENGINE } from "../state/settings.js";
+import { client } from "../engine/link.js";
+import { replay, replayOrSay } from "../engine/generation.js";
+import { updateUrl } from "../state/url-sync.js";
+import { scheduleRender } from "../panels/frame.js";
+import { sayEngineError } from "../panels/messages.js";
+import { makeEl, setText } from "../render/dom.js";
 
 /** Fill the ten inputs from the state (the course's vector unless edited). */
 export function fillLogitsEditor() {

@@ -1,10 +1,10 @@
 // The message area at the top of the page (never a dialog) and the load
 // progress line under it.
 
-import { EngineError } from "./client.js";
-import { $ } from "./app-state.js";
-import { makeEl, setText } from "./render/dom.js";
-import { renderProgress } from "./render/progress.js";
+import { EngineError } from "../engine/client.js";
+import { $ } from "../state/store.js";
+import { makeEl, setText } from "../render/dom.js";
+import { renderProgress } from "../render/progress.js";
 
 /**
  * Show a message.
@@ -44,7 +44,7 @@ export function sayEngineError(err) {
 
 /**
  * The load progress line: a bar with bytes and percent, and what is happening.
- * @param {import("./render/progress.js").ProgressView} progress
+ * @param {import("../render/progress.js").ProgressView} progress
  */
 export function showProgress(progress) {
   renderProgress($("#loading"), progress);

@@ -3,8 +3,8 @@
 // model catalogue. Every other page module reads and writes these objects;
 // none of them keeps a copy.
 
-import { parseQuery } from "./state/url.js";
-import { toEngineSettings } from "./state/settings.js";
+import { parseQuery } from "./url.js";
+import { toEngineSettings } from "./settings.js";
 import { makeSpeed } from "./speed.js";
 
 /** @param {string} sel */

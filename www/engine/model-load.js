@@ -4,15 +4,15 @@
 // when the wasm instance dies.
 
 import { EngineError } from "./client.js";
-import { client, local, engineHooks, onEngineDied } from "./engine-link.js";
-import { replay, stopRun } from "./engine.js";
-import { checkAvailability } from "./models.js";
-import { state, view, catalogue, currentModel } from "./app-state.js";
-import { say, unsay, sayEngineError, showProgress, hideProgress } from "./messages.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender } from "./paint.js";
-import { emit } from "./events.js";
-import { makeSpeed } from "./speed.js";
+import { client, local, engineHooks, onEngineDied } from "./link.js";
+import { replay, stopRun } from "./generation.js";
+import { checkAvailability } from "../state/catalogue.js";
+import { state, view, catalogue, currentModel } from "../state/store.js";
+import { say, unsay, sayEngineError, showProgress, hideProgress } from "../panels/messages.js";
+import { updateUrl } from "../state/url-sync.js";
+import { scheduleRender } from "../panels/frame.js";
+import { emit } from "../state/events.js";
+import { makeSpeed } from "../state/speed.js";
 
 onEngineDied(recoverFromCrash);
 
@@ -73,7 +73,7 @@ export async function loadModel() {
  * Refuse, with a message saying what to do, a model whose file is not there:
  * a GGUF the server does not have, or a file from the user's disk that is
  * gone (the engine restarted after a crash).
- * @param {import("./models.js").ModelEntry} entry
+ * @param {import("../state/catalogue.js").ModelEntry} entry
  */
 async function checkSource(entry) {
   const src = /** @type {any} */ (entry.source);

@@ -3,10 +3,10 @@
 // chat model reads the text inside its chat template (off by default: plain
 // text, as GLTR), and picking a token to read its details.
 
-import { $, state, view, currentModel, currentPrompt } from "./app-state.js";
-import { doScore } from "./engine.js";
-import { scheduleRender } from "./paint.js";
-import { setText } from "./render/dom.js";
+import { $, state, view, currentModel, currentPrompt } from "../state/store.js";
+import { doScore } from "../engine/generation.js";
+import { scheduleRender } from "../panels/frame.js";
+import { setText } from "../render/dom.js";
 
 /** The user has typed in the box: model changes no longer replace the text. */
 let edited = false;

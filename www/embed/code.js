@@ -1,8 +1,8 @@
 // The "Copy embed code" button: an iframe snippet of the current view.
 
-import { $, state } from "./app-state.js";
-import { linkQuery } from "./url-sync.js";
-import { setText } from "./render/dom.js";
+import { $, state } from "../state/store.js";
+import { linkQuery } from "../state/url-sync.js";
+import { setText } from "../render/dom.js";
 
 /** The iframe snippet for the current view. */
 export function embedCode() {

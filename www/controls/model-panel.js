@@ -4,15 +4,15 @@
 // a model with a chat template. (The model facts line is painted with the
 // other panels.)
 
-import { $, state, view, catalogue, currentModel, currentPrompt } from "./app-state.js";
-import { checkAvailability, pickerLabel } from "./models.js";
-import { loadModel } from "./model-load.js";
-import { onSetting } from "./setting-changes.js";
-import { updateUrl } from "./url-sync.js";
-import { KV_TYPES } from "./state/url.js";
+import { $, state, view, catalogue, currentModel, currentPrompt } from "../state/store.js";
+import { checkAvailability, pickerLabel } from "../state/catalogue.js";
+import { loadModel } from "../engine/model-load.js";
+import { onSetting } from "./dispatch.js";
+import { updateUrl } from "../state/url-sync.js";
+import { KV_TYPES } from "../state/url.js";
 import { fillLogitsEditor } from "./toy-models.js";
-import { say } from "./messages.js";
-import { makeEl, setText } from "./render/dom.js";
+import { say } from "../panels/messages.js";
+import { makeEl, setText } from "../render/dom.js";
 
 /** What main.js wires in: the controls show settings changed here. */
 export const panelHooks = { settingsChanged: () => {} };

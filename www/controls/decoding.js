@@ -6,10 +6,10 @@
 import {
   NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, parseStopText, formatStopText,
   chainInForce, presetChain, missingStages, strandedSettings, withStage, ENGINE, parseSequenceBias, formatSequenceBias,
-} from "./state/settings.js";
-import { makeEl, setText } from "./render/dom.js";
+} from "../state/settings.js";
+import { makeEl, setText } from "../render/dom.js";
 import { buildChainEditor } from "./chain.js";
-import { labelStage } from "./render/format.js";
+import { labelStage } from "../render/format.js";
 
 const GROUPS = [
   ["rules", "Sampling rules"],

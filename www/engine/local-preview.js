@@ -13,7 +13,7 @@ let enginePromise = null;
  *   here costs little, compiling the 5 MB module again would compete with the worker
  */
 function loadEngine(compiled) {
-  enginePromise ??= import("./pkg/nexttoken.js").then(async (mod) => {
+  enginePromise ??= import("../pkg/nexttoken.js").then(async (mod) => {
     await mod.default(compiled instanceof WebAssembly.Module ? { module_or_path: compiled } : undefined);
     return mod;
   });

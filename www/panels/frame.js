@@ -2,19 +2,19 @@
 // painted once per animation frame from `view`; a slider move answered on
 // this thread is painted at once, in its input task, within a budget per frame.
 
-import { $, state, view } from "./app-state.js";
-import { emit } from "./events.js";
-import { renderOutput } from "./render/output.js";
-import { renderDist } from "./render/dist.js";
-import { renderRules } from "./render/rules.js";
-import { renderEntropy } from "./render/entropy.js";
-import { renderKv } from "./render/kv.js";
-import { renderBeam } from "./render/beam.js";
-import { renderTrain } from "./render/train.js";
-import { renderModelFacts } from "./render/model-facts.js";
-import { renderScore } from "./render/score.js";
-import { renderSpeed } from "./render/speed.js";
-import { setText } from "./render/dom.js";
+import { $, state, view } from "../state/store.js";
+import { emit } from "../state/events.js";
+import { renderOutput } from "../render/output.js";
+import { renderDist } from "../render/dist.js";
+import { renderRules } from "../render/rules.js";
+import { renderEntropy } from "../render/entropy.js";
+import { renderKv } from "../render/kv.js";
+import { renderBeam } from "../render/beam.js";
+import { renderTrain } from "../render/train.js";
+import { renderModelFacts } from "../render/model-facts.js";
+import { renderScore } from "../render/score.js";
+import { renderSpeed } from "../render/speed.js";
+import { setText } from "../render/dom.js";
 
 let renderQueued = false;
 /** Run before each paint (the engine module brings a waiting local preview into `view`). @type {(() => void)[]} */

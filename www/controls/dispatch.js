@@ -2,13 +2,13 @@
 // preview of the rules, a replay of the model, a new beam search, or only
 // the URL), and the chips of banned and biased tokens.
 
-import { $, state, view } from "./app-state.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender } from "./paint.js";
-import { local } from "./engine-link.js";
-import { replay, doPreview, scheduleBeam } from "./engine.js";
-import { sayEngineError } from "./messages.js";
-import { renderChips } from "./render/chips.js";
+import { $, state, view } from "../state/store.js";
+import { updateUrl } from "../state/url-sync.js";
+import { scheduleRender } from "../panels/frame.js";
+import { local } from "../engine/link.js";
+import { replay, doPreview, scheduleBeam } from "../engine/generation.js";
+import { sayEngineError } from "../panels/messages.js";
+import { renderChips } from "../render/chips.js";
 
 /** Keys whose change needs the model to run again, not just the rules. */
 const REPLAY_KEYS = new Set(["use_cache", "seed", "chat"]);

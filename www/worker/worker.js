@@ -27,8 +27,8 @@
 // (transferred, not copied): the page's own Previewer re-runs the rules on it
 // when a slider moves, without a round trip here.
 
-import init, { FileBuffer, Playground, set_panic_hook } from "./pkg/nexttoken.js";
-import { fetchModelFiles, fetchCachedBytes, forgetCached } from "./worker-files.js";
+import init, { FileBuffer, Playground, set_panic_hook } from "../pkg/nexttoken.js";
+import { fetchModelFiles, fetchCachedBytes, forgetCached } from "./downloads.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -48,7 +48,7 @@ let runSettings = null;
  * @type {Promise<WebAssembly.Module>}
  */
 const engineReady = (async () => {
-  const module = await compileEngine(new URL("./pkg/nexttoken_bg.wasm", import.meta.url));
+  const module = await compileEngine(new URL("../pkg/nexttoken_bg.wasm", import.meta.url));
   await init({ module_or_path: module });
   set_panic_hook();
   return module;

@@ -1,14 +1,14 @@
 // Which panels are shown (the switches in the model panel, mirrored in the
 // URL), and each panel's SVG and PNG buttons.
 
-import { state } from "./app-state.js";
-import { PANEL_KEYS } from "./state/url.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender } from "./paint.js";
-import { scheduleBeam } from "./engine.js";
-import { say } from "./messages.js";
-import { makeEl } from "./render/dom.js";
-import { savePanelSvg, savePanelPng } from "./figure.js";
+import { state } from "../state/store.js";
+import { PANEL_KEYS } from "../state/url.js";
+import { updateUrl } from "../state/url-sync.js";
+import { scheduleRender } from "../panels/frame.js";
+import { scheduleBeam } from "../engine/generation.js";
+import { say } from "../panels/messages.js";
+import { makeEl } from "../render/dom.js";
+import { savePanelSvg, savePanelPng } from "../panels/figure.js";
 
 /** Apply the panel list to the page. */
 export function showPanels() {

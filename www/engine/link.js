@@ -4,8 +4,8 @@
 
 import { EngineClient } from "./client.js";
 import { LocalPreviewer } from "./local-preview.js";
-import { showProgress } from "./messages.js";
-import { engineSettings } from "./app-state.js";
+import { showProgress } from "../panels/messages.js";
+import { engineSettings } from "../state/store.js";
 
 /** Told when the worker dies (model-load.js restores the model). @type {(message: string, crashed: boolean) => void} */
 let diedHandler = () => {};
@@ -37,7 +37,7 @@ export const engineHooks = {
  */
 export const local = new LocalPreviewer((ready) => { document.body.dataset.localPreview = String(ready); }, engineSettings);
 
-export const client = new EngineClient(new URL("./worker.js", import.meta.url), {
+export const client = new EngineClient(new URL("../worker/worker.js", import.meta.url), {
   onProgress: showProgress,
   onFatal: (message, crashed) => diedHandler(message, crashed),
   onEngineState: (msg) => {

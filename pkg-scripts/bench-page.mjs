@@ -276,7 +276,7 @@ async function measureBigVocab({ vocab, moves }) {
     const distribution = previewer.preview(settings);
     const t1 = performance.now();
     renderDist(bodies[0], { distribution, chosen: null, banned: new Set(), bias: new Map() });
-    // The views paint.js hands these panels (their fields as there).
+    // The views panels/paint.js hands these panels (their fields as there).
     const view = { ...base, temperature };
     renderRules(bodies[1], { distribution, settings: view, generated: [], vocabSize: vocab });
     renderEntropy(bodies[2], { distribution, temperature, vocabSize: vocab, settings: view });

@@ -130,7 +130,7 @@ export async function openPage(browser, url, { viewport = { width: 1300, height:
   });
   page.on("response", (res) => {
     // A HEAD answered 404 is the page asking whether a model file is served
-    // (www/models.js): the picker then says how to get it. Not a failure.
+    // (www/state/catalogue.js): the picker then says how to get it. Not a failure.
     if (res.status() === 404 && res.request().method() === "HEAD") return;
     if (res.status() >= 400) errors.push(`http ${res.status()}: ${res.url()}`);
   });
@@ -140,7 +140,7 @@ export async function openPage(browser, url, { viewport = { width: 1300, height:
 }
 
 /**
- * Wait until the page says the engine is ready (main.js sets
+ * Wait until the page says the engine is ready (panels/paint.js sets
  * <body data-ready="true"> once the model is loaded and painted).
  * @param {import("playwright-core").Page} page
  * @param {number} [timeoutMs]

@@ -111,6 +111,85 @@ test("the page's modules import each other without a cycle, in every folder", as
   for (const node of graph.keys()) visit(node, []);
 });
 
+/**
+ * The page's folders from the bottom up: a module imports from its own folder
+ * or from a folder lower down, never higher, so a change travels one way
+ * (a control -> the store -> the engine -> the painter). The worker's thread
+ * imports nothing of the page; the page takes only the model cache's names
+ * from worker/ (a leaf both sides share).
+ */
+const LAYERS = [["state"], ["render"], ["panels"], ["engine"], ["controls", "lessons", "embed", "bench"], ["."]];
+
+test("the folders depend one way: state <- render <- panels <- engine <- controls, lessons, embed, bench <- main.js", async () => {
+  const rank = (rel) => {
+    const dir = rel.includes("/") ? rel.split("/")[0] : ".";
+    return LAYERS.findIndex((layer) => layer.includes(dir));
+  };
+  const found = [];
+  for (const rel of await pageModules()) {
+    const dir = rel.includes("/") ? rel.split("/")[0] : ".";
+    for (const dep of await importsOf(rel)) {
+      const depDir = dep.includes("/") ? dep.split("/")[0] : ".";
+      if (dir === "worker" || depDir === "worker") {
+        if (dir !== depDir && dep !== "worker/model-cache.js") found.push(`${rel} -> ${dep}`);
+        continue;
+      }
+      if (rank(rel) < 0 || rank(dep) < 0) { found.push(`${rel} -> ${dep} (a folder with no layer)`); continue; }
+      if (dir !== depDir && rank(dep) >= rank(rel)) found.push(`${rel} -> ${dep}`);
+    }
+  }
+  assert.deepEqual(found, [], "imports against the direction");
+});
+
+/**
+ * The lines of a module that change one of `names` (an assignment to a field,
+ * a delete, or an array method that changes it in place).
+ * @param {string} source
+ * @param {string[]} names
+ */
+function writesTo(source, names) {
+  const obj = `(?:${names.join("|")})`;
+  const write = new RegExp(
+    `(?<![\\w$.])${obj}(?:\\.[\\w$]+|\\[[^\\]]+\\])+\\s*(?:=(?!=)|\\+=|-=|\\?\\?=|\\|\\|=|&&=|\\+\\+|--)` +
+    `|(?<![\\w$.])${obj}(?:\\.[\\w$]+)*\\.(?:push|pop|shift|unshift|splice|sort|reverse|fill)\\(` +
+    `|\\bdelete\\s+${obj}\\.|Object\\.assign\\(\\s*${obj}\\b`);
+  return source.split("\n").filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line) && write.test(line));
+}
+
+test("the state changes in one place: no module but state/store.js writes the store's objects", async () => {
+  // The detector itself: each kind of write is caught, a read or a comparison is not.
+  for (const bad of ["state.steps = 0;", "view.ready = true", "state.settings[key] = v", "catalogue.models.push(x)",
+    "Object.assign(state, fresh)", "view.beamBusy ||= true", "state.settings.banned.splice(0, 1)", "delete view.info"]) {
+    assert.equal(writesTo(bad, ["state", "view", "catalogue"]).length, 1, bad);
+  }
+  assert.deepEqual(writesTo("if (state.steps === 0) x = view.ready;\n// state.steps = 1\nconst s = state.settings;", ["state", "view", "catalogue"]), []);
+
+  const found = [];
+  let importers = 0;
+  for (const rel of await pageModules()) {
+    if (rel === "state/store.js") continue;
+    const text = await readFile(path.join(WWW_ROOT, rel), "utf8");
+    const names = [];
+    for (const m of text.matchAll(/^import\s*\{([^}]*)\}\s*from\s+"([^"]+)";/gm)) {
+      if (!path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[2])).endsWith("state/store.js")) continue;
+      for (const n of m[1].split(",").map((x) => x.trim())) {
+        const [name, local = name] = n.split(/\s+as\s+/);
+        if (["state", "view", "catalogue"].includes(name)) names.push(local);
+      }
+    }
+    for (const m of text.matchAll(/^import\s*\*\s*as\s+([\w$]+)\s+from\s+"([^"]+)";/gm)) {
+      if (path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[2])).endsWith("state/store.js")) {
+        names.push(...["state", "view", "catalogue"].map((n) => `${m[1]}\\.${n}`));
+      }
+    }
+    if (!names.length) continue;
+    importers++;
+    for (const line of writesTo(text, names)) found.push(`${rel}: ${line.trim()}`);
+  }
+  assert.ok(importers >= 10, `the store's readers were found (${importers})`);
+  assert.deepEqual(found, []);
+});
+
 test("index.html preloads every module of the page", async () => {
   const html = await readFile(path.join(WWW_ROOT, "index.html"), "utf8");
   const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="\.\/([^"]+)">/g)].map((m) => m[1]));

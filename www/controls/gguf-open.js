@@ -3,7 +3,7 @@
 // bytes are checked here (the 4-byte magic "GGUF", the size) and handed to
 // the engine's worker as a transferred ArrayBuffer.
 
-import { $ } from "../state/store.js";
+import { $ } from "../render/dom.js";
 import { loadFile } from "../engine/model-load.js";
 import { say, unsay } from "../panels/messages.js";
 

@@ -1,14 +1,10 @@
-// Which panels are shown (the switches in the model panel, mirrored in the
-// URL), and each panel's SVG and PNG buttons.
+// Which panels are shown: the switches in the model panel, mirrored in the URL.
 
-import { state } from "../state/store.js";
+import { state, setPanels } from "../state/store.js";
 import { PANEL_KEYS } from "../state/url.js";
-import { updateUrl } from "../state/url-sync.js";
+import { updateUrl } from "../panels/url-sync.js";
 import { scheduleRender } from "../panels/frame.js";
 import { scheduleBeam } from "../engine/generation.js";
-import { say } from "../panels/messages.js";
-import { makeEl } from "../render/dom.js";
-import { savePanelSvg, savePanelPng } from "../panels/figure.js";
 
 /** Apply the panel list to the page. */
 export function showPanels() {
@@ -26,25 +22,11 @@ export function wirePanelSwitches() {
   for (const key of PANEL_KEYS) {
     const cb = document.getElementById(`show-${key}`);
     cb?.addEventListener("change", () => {
-      state.panels = PANEL_KEYS.filter((k) => /** @type {HTMLInputElement} */ (document.getElementById(`show-${k}`))?.checked);
+      setPanels(PANEL_KEYS.filter((k) => /** @type {HTMLInputElement} */ (document.getElementById(`show-${k}`))?.checked));
       showPanels();
       updateUrl();
       scheduleRender();
       scheduleBeam();
     });
-  }
-}
-
-/** An SVG and a PNG button in the head of every panel that has a place for them. */
-export function addFigureButtons() {
-  for (const panel of document.querySelectorAll("section.panel")) {
-    const name = panel.id.replace(/^p-/, "");
-    const bar = panel.querySelector(".fig-buttons");
-    if (!bar) continue;
-    const svg = makeEl("button", { type: "button", class: "mini", "aria-label": `save the ${name} panel as SVG` }, "SVG");
-    const png = makeEl("button", { type: "button", class: "mini", "aria-label": `save the ${name} panel as PNG` }, "PNG");
-    svg.addEventListener("click", () => savePanelSvg(/** @type {HTMLElement} */ (panel), `next-token-${name}`));
-    png.addEventListener("click", () => savePanelPng(/** @type {HTMLElement} */ (panel), `next-token-${name}`).catch((e) => say(`PNG: ${e.message}`)));
-    bar.append(svg, png);
   }
 }

@@ -87,7 +87,7 @@ export class LocalPreviewer {
 
   /**
    * The worker's state after a report: pending raw logits, history, position,
-   * and the sampler state (absent for bench.js's synthetic logits: the defaults).
+   * and the sampler state (absent for bench/bench.js's synthetic logits: the defaults).
    * @param {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }} pending
    * @returns {Float64Array|null} a logits array no longer needed here (these,
    *   copied into the previewer, or a waiting state's that these replace): it

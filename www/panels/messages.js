@@ -1,9 +1,7 @@
 // The message area at the top of the page (never a dialog) and the load
 // progress line under it.
 
-import { EngineError } from "../engine/client.js";
-import { $ } from "../state/store.js";
-import { makeEl, setText } from "../render/dom.js";
+import { $, makeEl, setText } from "../render/dom.js";
 import { renderProgress } from "../render/progress.js";
 
 /**
@@ -30,16 +28,6 @@ export function say(text, kind = "error", key) {
 /** @param {string} key */
 export function unsay(key) {
   $("#messages").querySelector(`[data-key="${key}"]`)?.remove();
-}
-
-/**
- * Report an engine error unless it only means "superseded".
- * @param {unknown} err
- */
-export function sayEngineError(err) {
-  if (err instanceof EngineError && err.superseded) return;
-  if (err instanceof EngineError && err.fatal) return; // the crash recovery says it
-  say(err instanceof Error ? err.message : String(err), "error", "engine");
 }
 
 /**

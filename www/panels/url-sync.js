@@ -1,9 +1,9 @@
 // The view state mirrored in the URL, so a link (or an iframe in a lesson)
 // reproduces what is on screen.
 
-import { state } from "./store.js";
-import { formatLink } from "./url.js";
-import { say, unsay } from "../panels/messages.js";
+import { state } from "../state/store.js";
+import { formatLink } from "../state/url.js";
+import { say, unsay } from "./messages.js";
 
 let queued = false;
 let lastWrite = -Infinity;

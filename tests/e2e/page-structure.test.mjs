@@ -1,7 +1,9 @@
 // The page's module graph: the page a student opens loads no bench code and
-// keeps no timing records, the benchmarks' ?bench=1 switches them on, and
+// keeps no timing records, the benchmarks' ?bench=1 switches them on,
 // index.html preloads every module the page imports (so the graph loads in
-// one round of requests, not one level of imports at a time).
+// one round of requests, not one level of imports at a time), no import
+// cycle appears in any folder, the folders depend one way, and only the
+// store writes the page's state.
 //
 // Run: pkg-scripts/build, then node --test tests/e2e/page-structure.test.mjs
 

@@ -11,7 +11,7 @@
 //     listed, the later ones pooled.
 //   - the same slider measure at V = 49,152 (bench only, nothing of it ships):
 //     the page's own Previewer is given 49,152 synthetic token names, seeded
-//     random logits and a 64-token history (bench.js's
+//     random logits and a 64-token history (bench/bench.js's
 //     withSyntheticVocabulary); every panel is the real one. (On the real
 //     SmolLM2, open the page with model smollm2-135m instead.)
 //   - for that vocabulary also the engine alone: a separate wasm Previewer in
@@ -203,13 +203,13 @@ async function sliderMoves(page, moves) {
 
 /**
  * Runs in the page: the page's own Previewer gets `vocab` synthetic token
- * names, seeded random logits and a 64-token history (bench.js's
+ * names, seeded random logits and a 64-token history (bench/bench.js's
  * withSyntheticVocabulary), so slider moves paint the real panels at
  * that vocabulary size.
  * @param {{ vocab: number }} arg
  */
 async function installSyntheticState({ vocab }) {
-  const bench = await import("./bench.js"); // the instance the page loaded for ?bench=1
+  const bench = await import("./bench/bench.js"); // the instance the page loaded for ?bench=1
   const { text, display, logits, history } = window.__benchSynthetic(vocab, 4242);
   await bench.withSyntheticVocabulary(text, display, { logits, history, position: history.length });
 }
@@ -276,7 +276,7 @@ async function measureBigVocab({ vocab, moves }) {
     const distribution = previewer.preview(settings);
     const t1 = performance.now();
     renderDist(bodies[0], { distribution, chosen: null, banned: new Set(), bias: new Map() });
-    // The views paint.js hands these panels (their fields as there).
+    // The views panels/paint.js hands these panels (their fields as there).
     const view = { ...base, temperature };
     renderRules(bodies[1], { distribution, settings: view, generated: [], vocabSize: vocab });
     renderEntropy(bodies[2], { distribution, temperature, vocabSize: vocab, settings: view });

@@ -11,8 +11,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { readFile, readdir } from "node:fs/promises";
-import { startSuite, stopSuite, openPage, waitForReady, forgiveAbsentIndex, WWW_ROOT } from "./harness.mjs";
+import { readFile } from "node:fs/promises";
+import { startSuite, stopSuite, openPage, waitForReady, forgiveAbsentIndex, pageModules, WWW_ROOT } from "./harness.mjs";
 import { startStaticServer, CONTENT_SECURITY_POLICY } from "../../pkg-scripts/static-server.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
@@ -59,7 +59,7 @@ const EVAL_PROBE = "(() => { try { return String((0, eval)('1 + 1')); } catch (e
  * page.evaluate, which DevTools runs outside the policy), and whether an
  * inline script added to the document runs. The probe scripts are answered
  * by the test, but the worker's with the server's real response headers for
- * worker.js, so its policy is the one the engine's worker gets.
+ * worker/worker.js, so its policy is the one the engine's worker gets.
  * @param {import("playwright-core").Page} page
  * @param {string} base the server's URL
  * @returns {Promise<{ inline: boolean, pageEval: string, workerEval: string }>}
@@ -68,7 +68,7 @@ async function probePolicy(page, base) {
   await page.route("**/__csp-probe.js", (route) =>
     route.fulfill({ contentType: "text/javascript", body: `window.__evalProbe = ${EVAL_PROBE};` }));
   await page.route("**/__csp-probe-worker.js", async (route) => {
-    const real = await route.fetch({ url: new URL("worker.js", base).href });
+    const real = await route.fetch({ url: new URL("worker/worker.js", base).href });
     await route.fulfill({ response: real, body: `postMessage(${EVAL_PROBE});` });
   });
   return page.evaluate(async () => {
@@ -205,13 +205,7 @@ test("no module of www/ inserts a string as HTML (model and user text go in as t
   }
   assert.deepEqual(htmlSinks("if (el.innerHTML === '') x();\n// el.innerHTML = 'comment'"), []);
 
-  const dirs = ["", "render", "state"];
-  const files = [];
-  for (const dir of dirs) {
-    for (const name of await readdir(path.join(WWW_ROOT, dir))) {
-      if (name.endsWith(".js")) files.push(path.join(dir, name));
-    }
-  }
+  const files = await pageModules();
   assert.ok(files.length > 40, `the modules were found (${files.length})`);
   /** @type {string[]} */
   const found = [];

@@ -13,7 +13,7 @@
 
 import path from "node:path";
 import { existsSync } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir, readdir, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import puppeteer from "puppeteer-core";
@@ -26,6 +26,23 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(HERE, "..", "..");
 /** The static site the tests open. */
 export const WWW_ROOT = path.join(REPO_ROOT, "www");
+/**
+ * Every module of the site, as paths relative to www/ ("engine/link.js"), in
+ * every folder but the built engine (pkg/) and the model files.
+ * @returns {Promise<string[]>}
+ */
+export async function pageModules() {
+  const found = [];
+  const walk = async (dir) => {
+    for (const e of await readdir(path.join(WWW_ROOT, dir), { withFileTypes: true })) {
+      const rel = dir ? `${dir}/${e.name}` : e.name;
+      if (e.isDirectory()) { if (!["pkg", "models", "img"].includes(rel)) await walk(rel); }
+      else if (e.name.endsWith(".js")) found.push(rel);
+    }
+  };
+  await walk("");
+  return found.sort();
+}
 /** Where screenshots land (gitignored). */
 export const ARTIFACTS_DIR = path.join(REPO_ROOT, "tests", "artifacts");
 
@@ -113,7 +130,7 @@ export async function openPage(browser, url, { viewport = { width: 1300, height:
   });
   page.on("response", (res) => {
     // A HEAD answered 404 is the page asking whether a model file is served
-    // (www/models.js): the picker then says how to get it. Not a failure.
+    // (www/state/catalogue.js): the picker then says how to get it. Not a failure.
     if (res.status() === 404 && res.request().method() === "HEAD") return;
     if (res.status() >= 400) errors.push(`http ${res.status()}: ${res.url()}`);
   });
@@ -123,7 +140,7 @@ export async function openPage(browser, url, { viewport = { width: 1300, height:
 }
 
 /**
- * Wait until the page says the engine is ready (main.js sets
+ * Wait until the page says the engine is ready (panels/paint.js sets
  * <body data-ready="true"> once the model is loaded and painted).
  * @param {import("playwright-core").Page} page
  * @param {number} [timeoutMs]

@@ -1,4 +1,4 @@
-// Browser tests of the main-thread preview (www/local-preview.js): a slider
+// Browser tests of the main-thread preview (www/engine/local-preview.js): a slider
 // move is answered on the page's own thread from the worker's pending logits.
 // The expectation is independent of that path: a separate engine worker, started
 // by the test inside the page, loads the same model, starts the same prompt and
@@ -34,7 +34,7 @@ async function settle(page) {
  */
 async function freshWorkerReplies(page, messages) {
   return page.evaluate(async (msgs) => {
-    const worker = new Worker(new URL("worker.js", location.href), { type: "module" });
+    const worker = new Worker(new URL("worker/worker.js", location.href), { type: "module" });
     const ask = (msg) => new Promise((resolve, reject) => {
       worker.onmessage = (e) => {
         if (e.data.id !== msg.id || e.data.type === "progress") return;

@@ -1,7 +1,9 @@
 // The page's module graph: the page a student opens loads no bench code and
-// keeps no timing records, the benchmarks' ?bench=1 switches them on, and
+// keeps no timing records, the benchmarks' ?bench=1 switches them on,
 // index.html preloads every module the page imports (so the graph loads in
-// one round of requests, not one level of imports at a time).
+// one round of requests, not one level of imports at a time), no import
+// cycle appears in any folder, the folders depend one way, and only the
+// store writes the page's state.
 //
 // Run: pkg-scripts/build, then node --test tests/e2e/page-structure.test.mjs
 
@@ -9,7 +11,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
 import { readFile } from "node:fs/promises";
-import { WWW_ROOT, startSuite, stopSuite, openPage, waitForReady } from "./harness.mjs";
+import { WWW_ROOT, startSuite, stopSuite, openPage, waitForReady, pageModules } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -41,16 +43,16 @@ test("the student's page loads no bench code and keeps no timing records", async
   await page.focus("#ctl-temperature-range");
   await page.keyboard.press("ArrowRight");
   await page.waitForFunction(() => new URLSearchParams(location.search).get("temperature") === "1.01");
-  assert.ok(!scripts.includes("bench.js"), `bench.js was requested: ${scripts.join(", ")}`);
+  assert.ok(!scripts.includes("bench/bench.js"), `bench/bench.js was requested: ${scripts.join(", ")}`);
   const globals = await page.evaluate(() => Object.keys(window).filter((k) => k.startsWith("__ntp")));
   assert.deepEqual(globals, []);
   assert.deepEqual(errors, []);
   await page.close();
 });
 
-test("?bench=1 loads bench.js, which records the load milestones and slider timings", async () => {
+test("?bench=1 loads bench/bench.js, which records the load milestones and slider timings", async () => {
   const { page, errors, scripts } = await openRecording("?model=logits10&bench=1");
-  assert.ok(scripts.includes("bench.js"));
+  assert.ok(scripts.includes("bench/bench.js"));
   await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
   await page.focus("#ctl-temperature-range");
   for (let i = 0; i < 3; i++) {
@@ -73,35 +75,127 @@ test("?bench=1 loads bench.js, which records the load milestones and slider timi
   await page.close();
 });
 
-test("the page's modules import each other without a cycle", async () => {
+/**
+ * The relative imports of a module, static and dynamic ("./x.js", import("../y.js")),
+ * as paths relative to www/; the built engine (pkg/) is left out.
+ * @param {string} rel
+ * @returns {Promise<string[]>}
+ */
+async function importsOf(rel) {
+  const text = await readFile(path.join(WWW_ROOT, rel), "utf8");
+  const specs = [
+    ...[...text.matchAll(/^import\s[^;]*?from\s+"(\.{1,2}\/[^"]+)";/gm)].map((m) => m[1]),
+    ...[...text.matchAll(/\bimport\("(\.{1,2}\/[^"?]+)(?:\?[^"]*)?"\)/g)].map((m) => m[1]),
+  ];
+  return specs.map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(rel), s))).filter((d) => !d.startsWith("pkg/"));
+}
+
+test("the page's modules import each other without a cycle, in every folder", async () => {
+  const modules = await pageModules();
+  // The walk itself: the folders are there, and each holds modules.
+  for (const dir of ["worker", "engine", "state", "controls", "panels", "render", "lessons", "bench", "embed"]) {
+    assert.ok(modules.some((m) => m.startsWith(`${dir}/`)), `modules in www/${dir}/`);
+  }
   /** @type {Map<string, string[]>} */
   const graph = new Map();
-  const walk = async (rel) => {
-    if (graph.has(rel)) return;
-    graph.set(rel, []);
-    const text = await readFile(path.join(WWW_ROOT, rel), "utf8");
-    for (const m of text.matchAll(/^import\s[^;]*?from\s+"(\.{1,2}\/[^"]+)";/gm)) {
-      const dep = path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[1]));
-      graph.get(rel).push(dep);
-      await walk(dep);
-    }
-  };
-  for (const entry of ["main.js", "worker.js", "bench.js"]) await walk(entry);
-  const state = new Map(); // 1: on the path, 2: done
+  for (const m of modules) graph.set(m, await importsOf(m));
+  for (const [m, deps] of graph) {
+    for (const d of deps) assert.ok(graph.has(d), `${m} imports ${d}, which is not a module of www/`);
+  }
+  const seen = new Map(); // 1: on the path, 2: done
   const visit = (node, trail) => {
-    if (state.get(node) === 2) return;
-    assert.notEqual(state.get(node), 1, `import cycle: ${[...trail, node].join(" → ")}`);
-    state.set(node, 1);
+    if (seen.get(node) === 2) return;
+    assert.notEqual(seen.get(node), 1, `import cycle: ${[...trail, node].join(" → ")}`);
+    seen.set(node, 1);
     for (const dep of graph.get(node) ?? []) visit(dep, [...trail, node]);
-    state.set(node, 2);
+    seen.set(node, 2);
   };
   for (const node of graph.keys()) visit(node, []);
+});
+
+/**
+ * The page's folders from the bottom up: a module imports from its own folder
+ * or from a folder lower down, never higher, so a change travels one way
+ * (a control -> the store -> the engine -> the painter). The worker's thread
+ * imports nothing of the page; the page takes only the model cache's names
+ * from worker/ (a leaf both sides share).
+ */
+const LAYERS = [["state"], ["render"], ["panels"], ["engine"], ["controls", "lessons", "embed", "bench"], ["."]];
+
+test("the folders depend one way: state <- render <- panels <- engine <- controls, lessons, embed, bench <- main.js", async () => {
+  const rank = (rel) => {
+    const dir = rel.includes("/") ? rel.split("/")[0] : ".";
+    return LAYERS.findIndex((layer) => layer.includes(dir));
+  };
+  const found = [];
+  for (const rel of await pageModules()) {
+    const dir = rel.includes("/") ? rel.split("/")[0] : ".";
+    for (const dep of await importsOf(rel)) {
+      const depDir = dep.includes("/") ? dep.split("/")[0] : ".";
+      if (dir === "worker" || depDir === "worker") {
+        if (dir !== depDir && dep !== "worker/model-cache.js") found.push(`${rel} -> ${dep}`);
+        continue;
+      }
+      if (rank(rel) < 0 || rank(dep) < 0) { found.push(`${rel} -> ${dep} (a folder with no layer)`); continue; }
+      if (dir !== depDir && rank(dep) >= rank(rel)) found.push(`${rel} -> ${dep}`);
+    }
+  }
+  assert.deepEqual(found, [], "imports against the direction");
+});
+
+/**
+ * The lines of a module that change one of `names` (an assignment to a field,
+ * a delete, or an array method that changes it in place).
+ * @param {string} source
+ * @param {string[]} names
+ */
+function writesTo(source, names) {
+  const obj = `(?:${names.join("|")})`;
+  const write = new RegExp(
+    `(?<![\\w$.])${obj}(?:\\.[\\w$]+|\\[[^\\]]+\\])+\\s*(?:=(?!=)|\\+=|-=|\\?\\?=|\\|\\|=|&&=|\\+\\+|--)` +
+    `|(?<![\\w$.])${obj}(?:\\.[\\w$]+)*\\.(?:push|pop|shift|unshift|splice|sort|reverse|fill)\\(` +
+    `|\\bdelete\\s+${obj}\\.|Object\\.assign\\(\\s*${obj}\\b`);
+  return source.split("\n").filter((line) => !/^\s*(\/\/|\*|\/\*)/.test(line) && write.test(line));
+}
+
+test("the state changes in one place: no module but state/store.js writes the store's objects", async () => {
+  // The detector itself: each kind of write is caught, a read or a comparison is not.
+  for (const bad of ["state.steps = 0;", "view.ready = true", "state.settings[key] = v", "catalogue.models.push(x)",
+    "Object.assign(state, fresh)", "view.beamBusy ||= true", "state.settings.banned.splice(0, 1)", "delete view.info"]) {
+    assert.equal(writesTo(bad, ["state", "view", "catalogue"]).length, 1, bad);
+  }
+  assert.deepEqual(writesTo("if (state.steps === 0) x = view.ready;\n// state.steps = 1\nconst s = state.settings;", ["state", "view", "catalogue"]), []);
+
+  const found = [];
+  let importers = 0;
+  for (const rel of await pageModules()) {
+    if (rel === "state/store.js") continue;
+    const text = await readFile(path.join(WWW_ROOT, rel), "utf8");
+    const names = [];
+    for (const m of text.matchAll(/^import\s*\{([^}]*)\}\s*from\s+"([^"]+)";/gm)) {
+      if (!path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[2])).endsWith("state/store.js")) continue;
+      for (const n of m[1].split(",").map((x) => x.trim())) {
+        const [name, local = name] = n.split(/\s+as\s+/);
+        if (["state", "view", "catalogue"].includes(name)) names.push(local);
+      }
+    }
+    for (const m of text.matchAll(/^import\s*\*\s*as\s+([\w$]+)\s+from\s+"([^"]+)";/gm)) {
+      if (path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[2])).endsWith("state/store.js")) {
+        names.push(...["state", "view", "catalogue"].map((n) => `${m[1]}\\.${n}`));
+      }
+    }
+    if (!names.length) continue;
+    importers++;
+    for (const line of writesTo(text, names)) found.push(`${rel}: ${line.trim()}`);
+  }
+  assert.ok(importers >= 10, `the store's readers were found (${importers})`);
+  assert.deepEqual(found, []);
 });
 
 test("index.html preloads every module of the page", async () => {
   const html = await readFile(path.join(WWW_ROOT, "index.html"), "utf8");
   const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="\.\/([^"]+)">/g)].map((m) => m[1]));
-  // Walk the static imports from main.js (bench.js is imported dynamically, only with ?bench=1).
+  // Walk the static imports from main.js (bench/bench.js is imported dynamically, only with ?bench=1).
   const seen = new Set();
   const walk = async (rel) => {
     if (seen.has(rel)) return;

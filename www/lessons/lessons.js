@@ -5,11 +5,11 @@
 // computed by the engine on this thread (course_lesson in a wasm instance of
 // its own, so the previewer's instance is never shared).
 
-import { $, state, view } from "../app-state.js";
+import { state, view, applyLessonView, forgetLesson } from "../state/store.js";
 import { parseQuery } from "../state/url.js";
-import { say } from "../messages.js";
-import { makeEl, setText } from "../render/dom.js";
-import { savePanelSvg, savePanelPng } from "../figure.js";
+import { say } from "../panels/messages.js";
+import { $, makeEl, setText } from "../render/dom.js";
+import { savePanelSvg, savePanelPng } from "../panels/figure.js";
 import { PRESETS, findPreset } from "./presets.js";
 // The figures (figures.js and the files it names, export.js) load only when a lesson is shown.
 
@@ -39,7 +39,7 @@ function applyPreset(preset) {
   const merged = new URLSearchParams(preset.query);
   for (const [k, v] of new URLSearchParams(location.search)) merged.set(k, v);
   const { state: fresh } = parseQuery(`?${merged}`);
-  Object.assign(state, fresh);
+  applyLessonView(fresh);
 }
 
 function fillMenu() {
@@ -121,7 +121,7 @@ export function wireLessons() {
     const preset = findPreset(state.lesson);
     if (!preset) {
       say(`lesson=${state.lesson} is not a lesson; the Lessons menu lists them`, "error");
-      state.lesson = null;
+      forgetLesson();
     } else {
       applyPreset(preset);
       showLesson(preset);

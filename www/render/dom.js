@@ -4,6 +4,12 @@
 export const SVG_NS = "http://www.w3.org/2000/svg";
 
 /**
+ * The page's element for a selector (one that is in index.html).
+ * @param {string} sel
+ */
+export const $ = (sel) => /** @type {HTMLElement} */ (document.querySelector(sel));
+
+/**
  * Make an element with attributes and optional text.
  * @param {string} tag
  * @param {Record<string, string|number>} [attrs]

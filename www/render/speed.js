@@ -3,7 +3,7 @@
 
 import { makeEl, setText, setAttr, ensureSlot } from "./dom.js";
 import { formatCount } from "./format.js";
-import { speedFigures, DECODE_WINDOW } from "../speed.js";
+import { speedFigures, DECODE_WINDOW } from "../state/speed.js";
 
 /**
  * A rate or a time with three significant digits or so: 20.7, 143, 1,240.
@@ -47,7 +47,7 @@ function paintFigure(root, slot, label, value, detail) {
  * data-* attributes carry the unrounded figures (the browser tests read them;
  * empty when a time was too short for the clock).
  * @param {HTMLElement} root
- * @param {import("../speed.js").Speed} speed
+ * @param {import("../state/speed.js").Speed} speed
  */
 export function renderSpeed(root, speed) {
   const f = speedFigures(speed);

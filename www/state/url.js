@@ -35,7 +35,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
 
 /**
  * Every parameter the page reads: the ones parsed here, and two read by
- * their own modules (`tour` in tour.js, `bench` in main.js). Anything else
+ * their own modules (`tour` in panels/tour.js, `bench` in main.js). Anything else
  * in a link is a typo or another page's, and is said to be ignored.
  */
 export const KNOWN_PARAMETERS = new Set([

@@ -12,7 +12,7 @@
 //                 (navigator.webdriver: the tests and the screenshot script open a
 //                 fresh profile every time, and none of them is a first visit)
 
-import { makeEl } from "./render/dom.js";
+import { makeEl } from "../render/dom.js";
 
 /** The localStorage key that remembers a finished or skipped tour. */
 export const TOUR_KEY = "ntp-tour-done";

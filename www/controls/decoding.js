@@ -6,10 +6,12 @@
 import {
   NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, parseStopText, formatStopText,
   chainInForce, presetChain, missingStages, strandedSettings, withStage, ENGINE, parseSequenceBias, formatSequenceBias,
-} from "./state/settings.js";
-import { makeEl, setText } from "./render/dom.js";
+} from "../state/settings.js";
+import { $, makeEl, setText } from "../render/dom.js";
 import { buildChainEditor } from "./chain.js";
-import { labelStage } from "./render/format.js";
+import { labelStage } from "../render/format.js";
+import { state, view, subscribe } from "../state/store.js";
+import { onSetting } from "./dispatch.js";
 
 const GROUPS = [
   ["rules", "Sampling rules"],
@@ -25,7 +27,7 @@ const GROUPS = [
 /**
  * The groups a student moves while watching the distribution (temperature,
  * top-k, top-p, min-p and the order): always on screen. The others sit after
- * a "More controls" button (layout.js decides what the button does on each
+ * a "More controls" button (panels/layout.js decides what the button does on each
  * screen). A layout mapping of its own, so the settings table needs no field for it.
  */
 export const CORE_GROUPS = new Set(["rules"]);
@@ -35,6 +37,17 @@ export const CORE_GROUPS = new Set(["rules"]);
  * @property {(settings: Record<string, any>) => void} show   reflect settings in the form
  * @property {(vocabSize: number) => void} setVocab            top-k's range follows the model
  */
+
+/**
+ * The page's form, in the controls panel: a valid change goes to the store
+ * (dispatch.js); the form follows settings changed elsewhere and top-k's
+ * range the model's vocabulary.
+ */
+export function wireControls() {
+  const api = buildControls($("#p-controls .body"), state.settings, onSetting);
+  subscribe("settings", () => api.show(state.settings));
+  subscribe("model", () => { if (view.info) api.setVocab(view.info.vocab_size); });
+}
 
 /**
  * Build the form once.

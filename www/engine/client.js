@@ -78,7 +78,7 @@ export class EngineClient {
 
   /**
    * Hand a pending logits array back to the worker once the page has copied
-   * it (worker.js recycles it for a later report); no reply.
+   * it (worker/worker.js recycles it for a later report); no reply.
    * @param {Float64Array} logits
    */
   recycle(logits) {

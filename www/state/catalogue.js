@@ -2,8 +2,8 @@
 // model folders and GGUF files) plus the course's built-in toy models, which
 // need no files.
 
-import { isCached } from "./model-cache.js";
-import { ENGINE } from "./state/settings.js";
+import { isCached } from "../worker/model-cache.js";
+import { ENGINE } from "./settings.js";
 
 /**
  * @typedef {Object} ModelEntry

@@ -6,9 +6,9 @@
 // (state/settings.js takes them from engine-settings.js); this module only
 // draws the list and reports a valid edit.
 
-import { CHAIN, checkChain, stageHelp } from "./state/settings.js";
-import { makeEl, setText, setAttr } from "./render/dom.js";
-import { labelStage as stageLabel } from "./render/format.js";
+import { CHAIN, checkChain, stageHelp } from "../state/settings.js";
+import { makeEl, setText, setAttr } from "../render/dom.js";
+import { labelStage as stageLabel } from "../render/format.js";
 
 /**
  * @typedef {Object} ChainApi

@@ -13,7 +13,7 @@ let enginePromise = null;
  *   here costs little, compiling the 5 MB module again would compete with the worker
  */
 function loadEngine(compiled) {
-  enginePromise ??= import("./pkg/nexttoken.js").then(async (mod) => {
+  enginePromise ??= import("../pkg/nexttoken.js").then(async (mod) => {
     await mod.default(compiled instanceof WebAssembly.Module ? { module_or_path: compiled } : undefined);
     return mod;
   });
@@ -87,7 +87,7 @@ export class LocalPreviewer {
 
   /**
    * The worker's state after a report: pending raw logits, history, position,
-   * and the sampler state (absent for bench.js's synthetic logits: the defaults).
+   * and the sampler state (absent for bench/bench.js's synthetic logits: the defaults).
    * @param {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }} pending
    * @returns {Float64Array|null} a logits array no longer needed here (these,
    *   copied into the previewer, or a waiting state's that these replace): it

@@ -2,33 +2,13 @@
 // blocks; every request carries an id that the reply echoes, so the page can
 // drop replies it no longer wants.
 //
-// Page → worker: { id, type, ...payload }, type one of
-//   load { model: { builtin: name } | { base: "models/x/" } | { gguf: url, bytes, version }
-//          | { file: ArrayBuffer (transferred), name }, kv_type?: one of the engine's KV types (settings table kv_types) }
-//   reset { prompt, settings }      step { settings }      run { settings }
-//   stop                            preview { settings }   rewind { n, settings }
-//   run_settings { settings }       (during a run: draw the next tokens with these)
-//   beam { settings } (by depths; a later request cancels it)   set_logits { logits, prompt, settings }   train { steps, seed }
-//   score { text, chat }
-//   recycle { logits } (no id, no reply): a pending logits array handed back, to be filled again
-// Worker → page: { id, type, ...payload }, type one of
-//   ready { info, timings: { wasm_ms, files_ms?, build_ms } }
-//   progress { loaded, total, what, stage: "download" | "cache" | "build" }
-//   report { kind, ..., pending?, timing? }   error { message, fatal }   (fatal: the wasm instance is dead, restart me)
-//   timing { phase: "prefill" | "decode", tokens, ms }: the engine call alone (start: the
-//   prompt's prefill; step: one decode step), timed here, so the page's speed readout
-//   measures the engine and not the page
-// After a load, the first report is followed by { type: "vocab", vocab: { bytes, ends },
-// module } (no id): the vocabulary packed (Playground.vocab_packed: every token's text,
-// then its visible form, as one UTF-8 Uint8Array and a Uint32Array of end offsets,
-// transferred) and the compiled engine, for the page's Previewer.
-// Every report that can change the engine's state (step, set_logits, train)
-// carries `pending: { logits: Float64Array, history: Uint32Array, position }`
-// (transferred, not copied): the page's own Previewer re-runs the rules on it
-// when a slider moves, without a round trip here.
+// The messages both ways, and what each carries, are in www/PROTOCOL.md
+// (the protocol's one text): requests in, replies with the request's id out,
+// a report's `pending` logits for the page's own Previewer, the `vocab`
+// message after a load's first report.
 
-import init, { FileBuffer, Playground, set_panic_hook } from "./pkg/nexttoken.js";
-import { fetchModelFiles, fetchCachedBytes, forgetCached } from "./worker-files.js";
+import init, { FileBuffer, Playground, set_panic_hook } from "../pkg/nexttoken.js";
+import { fetchModelFiles, fetchCachedBytes, forgetCached } from "./downloads.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -48,7 +28,7 @@ let runSettings = null;
  * @type {Promise<WebAssembly.Module>}
  */
 const engineReady = (async () => {
-  const module = await compileEngine(new URL("./pkg/nexttoken_bg.wasm", import.meta.url));
+  const module = await compileEngine(new URL("../pkg/nexttoken_bg.wasm", import.meta.url));
   await init({ module_or_path: module });
   set_panic_hook();
   return module;
@@ -228,7 +208,7 @@ async function load(id, model, kvType) {
   let fetched = await files;
   files = null; // the promise would keep the bytes alive while the engine builds
   const t1 = performance.now();
-  // Bytes the engine refuses are not kept for the next try (worker-files.js forgetCached).
+  // Bytes the engine refuses are not kept for the next try (downloads.js forgetCached).
   const forget = model.base ? fetched.forget : model.gguf ? () => forgetCached(model.gguf, model.version ?? "1") : async () => {};
   let next;
   try {

@@ -1,7 +1,7 @@
 // Bench-only bookkeeping, loaded by main.js only when the page is opened with
 // ?bench=1 (pkg-scripts/bench-page.mjs and bench-load.mjs do): the page a
 // student opens carries none of it. It listens to the page's lifecycle events
-// (events.js) and keeps the records the benchmarks read:
+// (state/events.js) and keeps the records the benchmarks read:
 //
 //   window.__ntpPerf        slider input (the event's timeStamp) → the first
 //                           animation-frame callback after the DOM holds the
@@ -15,8 +15,8 @@
 // and withSyntheticVocabulary(), which gives the page's Previewer a synthetic
 // vocabulary so slider moves are measured at a real model's vocabulary size.
 
-import { on } from "./events.js";
-import { local } from "./engine-link.js";
+import { on } from "../state/events.js";
+import { local } from "../engine/link.js";
 
 const load = { boot: performance.now(), origin: performance.timeOrigin };
 window.__ntpLoad = load;

@@ -1,6 +1,6 @@
 // The page's lifecycle, as events anyone may listen to: the load stages, each
 // report, each paint. The page itself listens to none of them; they exist so
-// a tool (bench.js, loaded only with ?bench=1) can time the page from outside
+// a tool (bench/bench.js, loaded only with ?bench=1) can time the page from outside
 // without bookkeeping of its own in the page.
 //
 //   controls-built, catalogue-read, load-sent       {}

@@ -1,11 +1,12 @@
 // The page's link to the engine: the worker client, the rules on this thread
-// (local-preview.js) fed by the worker's reports, and the hooks through which
-// the rest of the page follows the engine's state.
+// (local-preview.js) fed by the worker's reports, and how an engine error is
+// said. What the engine's replies change goes to the store (generation.js,
+// model-load.js); the rest of the page follows the store.
 
-import { EngineClient } from "./client.js";
+import { EngineClient, EngineError } from "./client.js";
 import { LocalPreviewer } from "./local-preview.js";
-import { showProgress } from "./messages.js";
-import { engineSettings } from "./app-state.js";
+import { say, showProgress } from "../panels/messages.js";
+import { engineSettings } from "../state/store.js";
 
 /** Told when the worker dies (model-load.js restores the model). @type {(message: string, crashed: boolean) => void} */
 let diedHandler = () => {};
@@ -16,28 +17,13 @@ export function onEngineDied(fn) {
 }
 
 /**
- * What the page wires in (main.js): the parts of the page outside the engine
- * that follow its state.
- */
-export const engineHooks = {
-  /** A model is loaded (before its prompt is replayed); `info` is its ModelInfo. @type {(info: any) => void} */
-  loaded: () => {},
-  /** A GGUF file from the user's disk is loaded: it becomes the current model. @type {(name: string, info: any) => void} */
-  fileLoaded: () => {},
-  /** A load ended, well or not (the model panel shows the current model). @type {() => void} */
-  loadSettled: () => {},
-  /** A replay ended: token names for bans and biases from the URL are known now. @type {() => void} */
-  replayed: () => {},
-};
-
-/**
  * The rules on this thread, fed by the worker's reports.
  * <body data-local-preview> says whether slider moves are answered here
  * (tests wait for it; the worker answers until then).
  */
 export const local = new LocalPreviewer((ready) => { document.body.dataset.localPreview = String(ready); }, engineSettings);
 
-export const client = new EngineClient(new URL("./worker.js", import.meta.url), {
+export const client = new EngineClient(new URL("../worker/worker.js", import.meta.url), {
   onProgress: showProgress,
   onFatal: (message, crashed) => diedHandler(message, crashed),
   onEngineState: (msg) => {
@@ -49,3 +35,13 @@ export const client = new EngineClient(new URL("./worker.js", import.meta.url), 
     }
   },
 });
+
+/**
+ * Report an engine error unless it only means "superseded".
+ * @param {unknown} err
+ */
+export function sayEngineError(err) {
+  if (err instanceof EngineError && err.superseded) return;
+  if (err instanceof EngineError && err.fatal) return; // the crash recovery says it
+  say(err instanceof Error ? err.message : String(err), "error", "engine");
+}

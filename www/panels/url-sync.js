@@ -1,8 +1,8 @@
 // The view state mirrored in the URL, so a link (or an iframe in a lesson)
 // reproduces what is on screen.
 
-import { state } from "./app-state.js";
-import { formatLink } from "./state/url.js";
+import { state } from "../state/store.js";
+import { formatLink } from "../state/url.js";
 import { say, unsay } from "./messages.js";
 
 let queued = false;

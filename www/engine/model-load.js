@@ -4,15 +4,15 @@
 // when the wasm instance dies.
 
 import { EngineError } from "./client.js";
-import { client, local, engineHooks, onEngineDied } from "./engine-link.js";
-import { replay, stopRun } from "./engine.js";
-import { checkAvailability } from "./models.js";
-import { state, view, catalogue, currentModel } from "./app-state.js";
-import { say, unsay, sayEngineError, showProgress, hideProgress } from "./messages.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender } from "./paint.js";
-import { emit } from "./events.js";
-import { makeSpeed } from "./speed.js";
+import { client, local, onEngineDied, sayEngineError } from "./link.js";
+import { replay, stopRun } from "./generation.js";
+import { checkAvailability } from "../state/catalogue.js";
+import * as store from "../state/store.js";
+import { state, view, catalogue, currentModel } from "../state/store.js";
+import { say, unsay, showProgress, hideProgress } from "../panels/messages.js";
+import { updateUrl } from "../panels/url-sync.js";
+import { scheduleRender } from "../panels/frame.js";
+import { emit } from "../state/events.js";
 
 onEngineDied(recoverFromCrash);
 
@@ -24,9 +24,8 @@ export async function loadModel() {
   const entry = currentModel();
   client.dropStale(); // an unfinished replay for the old model stops here
   local.invalidate(); // until the new model's vocabulary comes, previews go to the worker
-  view.ready = false;
-  forgetModelViews();
-  view.loading = true;
+  store.loadStarted();
+  store.forgetModelViews();
   // Not ready from now on, at once (not at the next frame): a click in
   // between must not look like it was taken.
   document.body.dataset.ready = "false";
@@ -39,9 +38,7 @@ export async function loadModel() {
     emit("load-sent");
     const msg = await client.request("load", { model: entry.source, kv_type: state.kv ?? undefined });
     emit("model-ready", { timings: msg.timings });
-    view.info = msg.info;
-    view.ready = true;
-    engineHooks.loaded(msg.info);
+    takeModel(msg.info);
     unsay("engine");
     await replay();
   } catch (err) {
@@ -60,10 +57,7 @@ export async function loadModel() {
       ? catalogue.models.find((m) => m.name === catalogue.defaultName) : catalogue.models.find((m) => m.name === "logits10");
     const instead = fallback.name === "logits10" ? "the course's ten-logit model" : `“${fallback.title}”`;
     say(`Could not load “${entry.title}”: ${why.replace(/\.$/, "")}. Showing ${instead} instead; pick another model in the Model panel.`, "error", "fallback");
-    state.model = fallback.name;
-    state.prompt = null;
-    state.file = null;
-    engineHooks.loadSettled();
+    store.fallBackTo(fallback.name);
     updateUrl();
     await loadModel();
   }
@@ -73,7 +67,7 @@ export async function loadModel() {
  * Refuse, with a message saying what to do, a model whose file is not there:
  * a GGUF the server does not have, or a file from the user's disk that is
  * gone (the engine restarted after a crash).
- * @param {import("./models.js").ModelEntry} entry
+ * @param {import("../state/catalogue.js").ModelEntry} entry
  */
 async function checkSource(entry) {
   const src = /** @type {any} */ (entry.source);
@@ -89,16 +83,16 @@ async function checkSource(entry) {
   }
 }
 
-/** What was drawn for the previous model (beam tree, bigram training, score report). */
-function forgetModelViews() {
-  view.beam = null;
-  view.beamEstimateMs = null;
-  view.stepMs = null;
-  view.speed = makeSpeed();
-  view.train = null;
-  view.score = null;
-  view.scoreSelected = null;
-  view.logitsEdited = false;
+/**
+ * The engine holds a new model: it goes in the store (a chat link on a model
+ * without a chat template falls back to plain continuation, said here).
+ * @param {any} info ModelInfo
+ */
+function takeModel(info) {
+  if (store.modelReady(info)) {
+    say(`chat=1: ${info.name} has no chat template, so the prompt is continued as plain text.`, "info", "chat");
+    updateUrl();
+  }
 }
 
 /**
@@ -113,8 +107,7 @@ export async function loadFile(buffer, name) {
   await stopRun();
   client.dropStale();
   const wasReady = view.ready;
-  view.ready = false;
-  view.loading = true;
+  store.loadStarted();
   document.body.dataset.ready = "false";
   setBusy(true);
   showProgress({ loaded: buffer.byteLength, total: buffer.byteLength, what: name, stage: "build" });
@@ -124,20 +117,19 @@ export async function loadFile(buffer, name) {
     const msg = await client.request("load", { model: { file: buffer, name }, kv_type: state.kv ?? undefined }, undefined, [buffer]);
     loaded = true;
     local.invalidate(); // the new model's vocabulary follows its first report
-    forgetModelViews();
+    store.forgetModelViews();
     unsay("open-file");
     unsay("engine");
-    engineHooks.fileLoaded(name, msg.info);
-    view.info = msg.info;
-    view.ready = true;
-    engineHooks.loaded(msg.info);
+    store.adoptFileModel(name, msg.info);
+    updateUrl();
+    takeModel(msg.info);
     await replay();
   } catch (err) {
     if (!loaded) {
       const why = err instanceof Error ? err.message : String(err);
       say(`Could not open ${name}: ${why}. ${wasReady ? "The model loaded before is still here." : ""}`.trim(), "error", "open-file");
       // The worker still holds the model it had, in the state it had.
-      view.ready = wasReady && !(err instanceof EngineError && err.fatal);
+      store.setReady(wasReady && !(err instanceof EngineError && err.fatal));
     } else sayEngineError(err);
   } finally {
     loadSettled();
@@ -146,9 +138,9 @@ export async function loadFile(buffer, name) {
 
 /** Back to the prompt (after a crash: reload the model). */
 export async function doReset() {
-  if (!view.ready) { crashes = []; state.steps = 0; loadModel(); return; }
+  if (!view.ready) { crashes = []; store.setSteps(0); loadModel(); return; }
   await stopRun();
-  state.steps = 0;
+  store.setSteps(0);
   try { await replay(); } catch (err) { sayEngineError(err); }
 }
 
@@ -160,8 +152,7 @@ export async function doReset() {
  * @param {boolean} crashed false when the engine could not start at all
  */
 function recoverFromCrash(message, crashed) {
-  view.running = false;
-  view.ready = false;
+  store.engineDied();
   if (!crashed) {
     say(message, "error", "crash");
     scheduleRender();
@@ -179,7 +170,7 @@ function recoverFromCrash(message, crashed) {
   }
   if (crashes.length === 2) {
     // Replaying the same tokens crashed again: restore the prompt only.
-    state.steps = 0;
+    store.setSteps(0);
     say(`${text}. The engine was restarted with your prompt and settings (the generated tokens were dropped).`, "error", "crash");
   } else {
     say(`${text}. The engine was restarted with your prompt and settings.`, "error", "crash");
@@ -195,8 +186,7 @@ function setBusy(busy) {
 /** A load (of a catalogue model or a file) has ended, either way. */
 function loadSettled() {
   hideProgress();
-  view.loading = false;
+  store.loadSettled();
   setBusy(false);
-  engineHooks.loadSettled();
   scheduleRender();
 }

@@ -1,15 +1,15 @@
 // The course's toy models' own tools in the model panel: the editor of
 // lesson 21's ten logits and the in-browser retraining of lesson 18's bigram.
 
-import { $, state, view } from "./app-state.js";
-import { COURSE_LOGITS } from "./models.js";
-import { ENGINE } from "./state/settings.js";
-import { client } from "./engine-link.js";
-import { replay, replayOrSay } from "./engine.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender } from "./paint.js";
-import { sayEngineError } from "./messages.js";
-import { makeEl, setText } from "./render/dom.js";
+import * as store from "../state/store.js";
+import { state } from "../state/store.js";
+import { COURSE_LOGITS } from "../state/catalogue.js";
+import { ENGINE } from "../state/settings.js";
+import { client, sayEngineError } from "../engine/link.js";
+import { replay, replayOrSay } from "../engine/generation.js";
+import { updateUrl } from "../panels/url-sync.js";
+import { scheduleRender } from "../panels/frame.js";
+import { $, makeEl, setText } from "../render/dom.js";
 
 /** Fill the ten inputs from the state (the course's vector unless edited). */
 export function fillLogitsEditor() {
@@ -37,28 +37,28 @@ async function applyLogits() {
   const bad = values.findIndex((v, i) => !Number.isFinite(v) || Math.abs(v) > 1000 || /** @type {HTMLInputElement} */ (inputs[i]).value.trim() === "");
   if (bad >= 0) { setText($("#logits-msg"), `z${bad + 1} must be a number between −1000 and 1000; not applied`); return; }
   setText($("#logits-msg"), "");
-  state.logits = values.every((v, i) => v === COURSE_LOGITS[i]) ? null : values;
+  store.setLogits(values.every((v, i) => v === COURSE_LOGITS[i]) ? null : values);
   updateUrl();
   await replayOrSay();
 }
 
 async function retrainBigram() {
-  view.trainBusy = true;
+  store.setTrainBusy(true);
   scheduleRender();
   try {
     // Lesson 18's steps and seed (the engine's), so the curve matches the course.
     const { bigram_steps: steps, bigram_seed: seed } = ENGINE.course;
     const msg = await client.request("train", { steps, seed });
-    view.train = msg.result;
+    store.trainDone(msg.result);
     await replay();
   } catch (err) { sayEngineError(err); }
-  view.trainBusy = false;
+  store.setTrainBusy(false);
   scheduleRender();
 }
 
 /** The buttons of both tools. */
 export function wireToyModels() {
   $("#logits-apply").addEventListener("click", applyLogits);
-  $("#logits-course").addEventListener("click", () => { state.logits = null; fillLogitsEditor(); applyLogits(); });
+  $("#logits-course").addEventListener("click", () => { store.setLogits(null); fillLogitsEditor(); applyLogits(); });
   $("#bigram-retrain").addEventListener("click", retrainBigram);
 }

@@ -1,8 +1,8 @@
 // The "Copy embed code" button: an iframe snippet of the current view.
 
-import { $, state } from "./app-state.js";
-import { linkQuery } from "./url-sync.js";
-import { setText } from "./render/dom.js";
+import { state } from "../state/store.js";
+import { linkQuery, onUrlWritten } from "../panels/url-sync.js";
+import { $, setText } from "../render/dom.js";
 
 /** The iframe snippet for the current view. */
 export function embedCode() {
@@ -12,7 +12,7 @@ export function embedCode() {
 }
 
 /** Show the snippet, select it and copy it to the clipboard. */
-export async function copyEmbed() {
+async function copyEmbed() {
   const code = /** @type {HTMLTextAreaElement} */ ($("#embed-code"));
   code.hidden = false;
   code.value = embedCode();
@@ -26,8 +26,14 @@ export async function copyEmbed() {
   }
 }
 
-/** Keep a shown snippet in step with the view (the URL writer calls this). */
-export function refreshEmbedCode() {
+/** The button; a shown snippet follows every URL write. */
+export function wireEmbedCode() {
+  $("#btn-embed").addEventListener("click", copyEmbed);
+  onUrlWritten(refreshEmbedCode);
+}
+
+/** Keep a shown snippet in step with the view. */
+function refreshEmbedCode() {
   const code = /** @type {HTMLTextAreaElement} */ ($("#embed-code"));
   if (code && !code.hidden) code.value = embedCode();
 }

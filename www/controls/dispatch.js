@@ -1,14 +1,16 @@
-// Setting dispatch: what a moved control, a ban or a bias sets off (a
-// preview of the rules, a replay of the model, a new beam search, or only
-// the URL), and the chips of banned and biased tokens.
+// Setting dispatch: a moved control, a ban or a bias changes the store, and
+// then sets off what the change needs (a preview of the rules, a replay of
+// the model, a new beam search, or only the URL). The one way a setting
+// travels: control -> here -> store -> engine -> frame -> painter.
 
-import { $, state, view } from "./app-state.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender } from "./paint.js";
-import { local } from "./engine-link.js";
-import { replay, doPreview, scheduleBeam } from "./engine.js";
-import { sayEngineError } from "./messages.js";
-import { renderChips } from "./render/chips.js";
+import * as store from "../state/store.js";
+import { state, view } from "../state/store.js";
+import { updateUrl } from "../panels/url-sync.js";
+import { scheduleRender } from "../panels/frame.js";
+import { paintChips } from "../panels/paint.js";
+import { local, sayEngineError } from "../engine/link.js";
+import { replay, doPreview, scheduleBeam } from "../engine/generation.js";
+import { $ } from "../render/dom.js";
 
 /** Keys whose change needs the model to run again, not just the rules. */
 const REPLAY_KEYS = new Set(["use_cache", "seed", "chat"]);
@@ -23,7 +25,7 @@ const NO_PREVIEW_KEYS = new Set(["max_new", "stop", "bias_amount", ...BEAM_KEYS]
  * @param {number} startedAt the input event's timeStamp
  */
 export function onSetting(key, value, startedAt) {
-  state.settings[key] = value;
+  store.setSetting(key, value);
   updateUrl();
   // A move previewed on this thread paints at once; anything else paints next frame.
   if (!(local.ready && view.ready && view.report) || NO_PREVIEW_KEYS.has(key) || REPLAY_KEYS.has(key)) scheduleRender();
@@ -38,8 +40,8 @@ export function onSetting(key, value, startedAt) {
  * @param {number} id
  */
 export function toggleBan(id) {
-  const s = state.settings;
-  s.banned = s.banned.includes(id) ? s.banned.filter((x) => x !== id) : [...s.banned, id];
+  const { banned } = state.settings;
+  store.setSetting("banned", banned.includes(id) ? banned.filter((x) => x !== id) : [...banned, id]);
   afterListChange();
 }
 
@@ -48,30 +50,15 @@ export function toggleBan(id) {
  * @param {number} id
  */
 export function toggleBias(id) {
-  const s = state.settings;
-  s.logit_bias = s.logit_bias.some(([i]) => i === id)
-    ? s.logit_bias.filter(([i]) => i !== id)
-    : [...s.logit_bias, [id, s.bias_amount]];
+  const { logit_bias: bias, bias_amount: amount } = state.settings;
+  store.setSetting("logit_bias", bias.some(([i]) => i === id) ? bias.filter(([i]) => i !== id) : [...bias, [id, amount]]);
   afterListChange();
 }
 
 function afterListChange() {
   updateUrl();
-  refreshChips();
+  paintChips();
   doPreview(performance.now());
-}
-
-/** Token text for an id, from whatever the reports have shown. */
-function displayOf(id) {
-  const lists = [view.distribution?.raw_top ?? [], view.report?.generated ?? [], view.report?.prompt_tokens ?? []];
-  for (const list of lists) { const t = list.find((x) => x.id === id); if (t) return t.display; }
-  return `#${id}`;
-}
-
-/** Repaint the chips of banned and biased tokens. */
-export function refreshChips() {
-  const box = $("#ctl-chips");
-  if (box) renderChips(box, { banned: state.settings.banned, bias: state.settings.logit_bias, name: displayOf });
 }
 
 /** Clicks on the chips (remove a ban or a bias) and on the distribution's ban/bias buttons. */

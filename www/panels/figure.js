@@ -1,5 +1,9 @@
 // Save a panel as a figure: SVG (the panel drawn inside a foreignObject with
-// the page's styles, or its chart when it is one) or PNG (that SVG on a canvas).
+// the page's styles, or its chart when it is one) or PNG (that SVG on a
+// canvas), from the SVG and PNG buttons in each panel's head.
+
+import { say } from "./messages.js";
+import { makeEl } from "../render/dom.js";
 
 /**
  * Collect the page's own CSS so the figure looks like the panel.
@@ -99,4 +103,18 @@ export async function renderPanelPng(panel) {
  */
 export async function savePanelPng(panel, name) {
   offerDownload(await renderPanelPng(panel), `${name}.png`);
+}
+
+/** An SVG and a PNG button in the head of every panel that has a place for them. */
+export function addFigureButtons() {
+  for (const panel of document.querySelectorAll("section.panel")) {
+    const name = panel.id.replace(/^p-/, "");
+    const bar = panel.querySelector(".fig-buttons");
+    if (!bar) continue;
+    const svg = makeEl("button", { type: "button", class: "mini", "aria-label": `save the ${name} panel as SVG` }, "SVG");
+    const png = makeEl("button", { type: "button", class: "mini", "aria-label": `save the ${name} panel as PNG` }, "PNG");
+    svg.addEventListener("click", () => savePanelSvg(/** @type {HTMLElement} */ (panel), `next-token-${name}`));
+    png.addEventListener("click", () => savePanelPng(/** @type {HTMLElement} */ (panel), `next-token-${name}`).catch((e) => say(`PNG: ${e.message}`)));
+    bar.append(svg, png);
+  }
 }

@@ -1,10 +1,8 @@
 // The message area at the top of the page (never a dialog) and the load
 // progress line under it.
 
-import { EngineError } from "./client.js";
-import { $ } from "./app-state.js";
-import { makeEl, setText } from "./render/dom.js";
-import { renderProgress } from "./render/progress.js";
+import { $, makeEl, setText } from "../render/dom.js";
+import { renderProgress } from "../render/progress.js";
 
 /**
  * Show a message.
@@ -33,18 +31,8 @@ export function unsay(key) {
 }
 
 /**
- * Report an engine error unless it only means "superseded".
- * @param {unknown} err
- */
-export function sayEngineError(err) {
-  if (err instanceof EngineError && err.superseded) return;
-  if (err instanceof EngineError && err.fatal) return; // the crash recovery says it
-  say(err instanceof Error ? err.message : String(err), "error", "engine");
-}
-
-/**
  * The load progress line: a bar with bytes and percent, and what is happening.
- * @param {import("./render/progress.js").ProgressView} progress
+ * @param {import("../render/progress.js").ProgressView} progress
  */
 export function showProgress(progress) {
   renderProgress($("#loading"), progress);

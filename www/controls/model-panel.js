@@ -2,23 +2,20 @@
 // loaded), the chosen model's blurb and the editors that belong to it, a GGUF
 // file opened from disk as a model of its own, and the chat switch, shown for
 // a model with a chat template. (The model facts line is painted with the
-// other panels.)
+// other panels.) The panel follows the store's model changes by itself.
 
-import { $, state, view, catalogue, currentModel, currentPrompt } from "./app-state.js";
-import { checkAvailability, pickerLabel } from "./models.js";
-import { loadModel } from "./model-load.js";
-import { onSetting } from "./setting-changes.js";
-import { updateUrl } from "./url-sync.js";
-import { KV_TYPES } from "./state/url.js";
+import * as store from "../state/store.js";
+import { state, view, catalogue, currentModel, currentPrompt } from "../state/store.js";
+import { checkAvailability, pickerLabel } from "../state/catalogue.js";
+import { loadModel } from "../engine/model-load.js";
+import { onSetting } from "./dispatch.js";
+import { updateUrl } from "../panels/url-sync.js";
+import { KV_TYPES } from "../state/url.js";
 import { fillLogitsEditor } from "./toy-models.js";
-import { say } from "./messages.js";
-import { makeEl, setText } from "./render/dom.js";
+import { say } from "../panels/messages.js";
+import { $, makeEl, setText } from "../render/dom.js";
 
-/** What main.js wires in: the controls show settings changed here. */
-export const panelHooks = { settingsChanged: () => {} };
-
-/** The name a model opened from disk has in the picker (never in a link). */
-export const FILE_MODEL = "file";
+store.subscribe("model", () => { fillModelPicker(); showModelPanel(); });
 
 /** Fill the picker from the catalogue; a file that is not on the server cannot be picked. */
 export function fillModelPicker() {
@@ -59,78 +56,27 @@ export function showModelPanel() {
   /** @type {HTMLInputElement} */ ($("#ctl-chat")).checked = state.settings.chat;
 }
 
-/**
- * A model is loaded: a chat link opened on a model without a chat template
- * falls back to plain continuation, with a message.
- * @param {any} info ModelInfo
- */
-export function adaptToModel(info) {
-  if (state.settings.chat && !info.chat) {
-    state.settings.chat = false;
-    say(`chat=1: ${info.name} has no chat template, so the prompt is continued as plain text.`, "info", "chat");
-    updateUrl();
-  }
-  showModelPanel();
-}
-
-/**
- * A GGUF file from the user's disk is loaded: it becomes the current model,
- * with an entry of its own in the picker (until another model is picked).
- * @param {string} name
- * @param {any} info ModelInfo
- */
-export function adoptFileModel(name, info) {
-  dropFileModel();
-  catalogue.models.push({
-    name: FILE_MODEL, title: `Your file: ${name}`,
-    blurb: `Opened from your disk: it never leaves this browser, and a link to this page does not include it.${info.quant ? ` Weights: ${info.quant}.` : ""}`,
-    prompt: "Once upon a time", chatPrompt: "Tell me a short story about a robot.", chat: !!info.chat,
-    source: { file: name },
-  });
-  state.model = FILE_MODEL;
-  state.file = { name };
-  state.prompt = null;
-  state.steps = 0;
-  state.logits = null;
-  fillModelPicker();
-  updateUrl();
-}
-
-/** Forget the model opened from disk (another model was picked). */
-function dropFileModel() {
-  const i = catalogue.models.findIndex((m) => m.name === FILE_MODEL);
-  if (i >= 0) catalogue.models.splice(i, 1);
-  state.file = null;
-}
-
 /** Picking a model loads it with its own prompt; the chat switch re-runs the prompt. */
 export function wireModelPicker() {
   $("#model-select").addEventListener("change", () => {
-    const name = /** @type {HTMLSelectElement} */ ($("#model-select")).value;
-    if (name !== FILE_MODEL && state.file) { dropFileModel(); fillModelPicker(); }
-    state.model = name;
-    state.prompt = null;
-    state.steps = 0;
-    state.logits = null;
+    store.pickModel(/** @type {HTMLSelectElement} */ ($("#model-select")).value);
     updateUrl();
-    showModelPanel();
     loadModel();
   });
   // The KV cache's numbers are chosen when a model loads: a change reloads it (prompt and steps replayed).
   const kv = /** @type {HTMLSelectElement} */ ($("#kv-type-select"));
   kv.addEventListener("change", () => {
-    state.kv = KV_TYPES.includes(kv.value) ? kv.value : null;
+    store.setKv(KV_TYPES.includes(kv.value) ? kv.value : null);
     updateUrl();
     loadModel();
   });
   const chat = /** @type {HTMLInputElement} */ ($("#ctl-chat"));
   chat.addEventListener("change", () => {
-    state.steps = 0;
+    store.setSteps(0);
     // The page's default stop string (a blank line) would cut a chat reply at
     // its first paragraph; in chat mode the reply ends at the end-of-turn token.
     if (chat.checked && JSON.stringify(state.settings.stop) === JSON.stringify(["\n\n"])) {
-      state.settings.stop = [];
-      panelHooks.settingsChanged();
+      store.replaceSettings({ stop: [] });
       say("Chat mode: the stop string (a blank line) is cleared, the reply ends at the model's end-of-turn token.", "info", "chat");
     }
     onSetting("chat", chat.checked, performance.now());

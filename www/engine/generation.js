@@ -1,18 +1,20 @@
 // The engine state machine for generation: the page's side of replay, step,
 // run, rewind, preview, beam and score (loading a model, Reset and the crash
 // recovery are in model-load.js). The worker holds the model; this module
-// keeps `view` in step with its replies and asks for repaints.
+// puts its replies, and the previews computed on this thread, in the store
+// and asks for repaints: settings in, numbers out, never the other way.
 
 import { EngineError } from "./client.js";
-import { client, local, engineHooks } from "./engine-link.js";
-import { COURSE_LOGITS } from "./models.js";
-import { state, view, currentPrompt, engineSettings } from "./app-state.js";
-import { toEngineSettings } from "./state/settings.js";
-import { say, unsay, sayEngineError } from "./messages.js";
-import { updateUrl } from "./url-sync.js";
-import { scheduleRender, scheduleBeamPaint, paintPreviewNow, paintNow, onBeforePaint } from "./paint.js";
-import { emit } from "./events.js";
-import { takeTiming } from "./speed.js";
+import { client, local, sayEngineError } from "./link.js";
+import { COURSE_LOGITS } from "../state/catalogue.js";
+import * as store from "../state/store.js";
+import { state, view, currentPrompt, engineSettings } from "../state/store.js";
+import { toEngineSettings } from "../state/settings.js";
+import { say, unsay } from "../panels/messages.js";
+import { updateUrl } from "../panels/url-sync.js";
+import { scheduleRender, scheduleBeamPaint, paintPreviewNow, paintNow, dropWaitingPreview } from "../panels/frame.js";
+import { paintChips } from "../panels/paint.js";
+import { emit } from "../state/events.js";
 
 /**
  * Start from the prompt and regenerate state.steps tokens with the current
@@ -21,12 +23,12 @@ import { takeTiming } from "./speed.js";
 export async function replay() {
   client.dropStale();
   const wantNext = state.next; // takeReport below overwrites it
-  view.beam = null;
+  store.replayStarted();
   // The engine keeps an edited vector until told otherwise, so going back to
   // the course's values must be sent too.
   if (state.model === "logits10" && (state.logits || view.logitsEdited)) {
     await client.request("set_logits", { logits: state.logits ?? COURSE_LOGITS, prompt: currentPrompt(), settings: engineSettings() });
-    view.logitsEdited = state.logits !== null;
+    store.setLogitsEdited(state.logits !== null);
   }
   let msg;
   try {
@@ -36,8 +38,7 @@ export async function replay() {
     const settings = { ...engineSettings(), context_policy: "sliding" };
     msg = await client.request("reset", { prompt: currentPrompt(), settings });
   } catch (err) {
-    view.report = null;
-    view.distribution = null;
+    store.clearReport();
     unsay("prompt-window");
     throw err;
   }
@@ -49,11 +50,11 @@ export async function replay() {
     takeReport(msg);
     if (msg.report.stop) break;
   }
-  state.steps = view.report.generated.length;
+  store.setSteps(view.report.generated.length);
   // The link said the panels showed the next token's distribution.
   if (wantNext && view.chosen) await doPreview();
   updateUrl();
-  engineHooks.replayed();
+  paintChips(); // token names for bans and biases from the URL are known now
   scheduleBeam(BEAM_DELAY_MS.replay);
 }
 
@@ -82,16 +83,9 @@ export async function replayOrSay() {
  *   ms: the worker's time for the request; timing: the engine call's alone
  */
 function takeReport(msg) {
-  const report = msg.report;
-  if (msg.ms !== undefined && report.chosen) { view.stepMs = msg.ms; emit("decode-step", { ms: msg.ms }); }
-  takeTiming(view.speed, msg.timing);
-  localPreviewWanted = false; // the report is newer than a preview still waiting for its frame
-  view.userStopped = false;
-  state.next = !report.chosen;
-  view.report = report;
-  view.distribution = report.distribution;
-  view.chosen = report.chosen ? { ...report.chosen } : null;
-  view.previewShown = false;
+  store.takeReport(msg);
+  if (msg.ms !== undefined && msg.report.chosen) emit("decode-step", { ms: msg.ms });
+  dropWaitingPreview(); // the report is newer than a preview still waiting for its frame
   scheduleRender();
 }
 
@@ -102,7 +96,7 @@ export async function doStep() {
     const msg = await client.request("step", { settings: engineSettings() });
     takeReport(msg);
     paintNow(); // the token shows in the next frame, not the one after
-    state.steps = msg.report.generated.length;
+    store.setSteps(msg.report.generated.length);
     updateUrl();
     scheduleBeam();
   } catch (err) { sayEngineError(err); }
@@ -112,17 +106,16 @@ export async function doStep() {
 export async function doRun() {
   if (!view.ready) return;
   if (view.running) { await stopRun(); return; }
-  view.running = true;
-  view.userStopped = false;
+  store.setRunning(true);
   scheduleRender();
   try {
     const end = await client.request("run", { settings: engineSettings() }, (msg) => {
       takeReport(msg);
-      state.steps = msg.report.generated.length;
+      store.setSteps(msg.report.generated.length);
     });
-    view.userStopped = end.why === "stopped";
+    store.setUserStopped(end.why === "stopped");
   } catch (err) { sayEngineError(err); }
-  view.running = false;
+  store.setRunning(false);
   updateUrl();
   scheduleRender();
   scheduleBeam();
@@ -145,7 +138,7 @@ export async function doRewind(n) {
     const msg = await client.request("rewind", { n, settings: engineSettings() });
     takeReport(msg);
     paintNow();
-    state.steps = msg.report.generated.length;
+    store.setSteps(msg.report.generated.length);
     updateUrl();
     scheduleBeam();
   } catch (err) { sayEngineError(err); }
@@ -163,8 +156,9 @@ export async function doPreview(startedAt) {
   if (view.running) client.request("run_settings", { settings: engineSettings() }).catch(sayEngineError);
   if (startedAt !== undefined) emit("preview-wanted", { startedAt });
   if (local.ready) {
-    localPreviewWanted = true;
-    paintPreviewNow();
+    // Computed just before the paint: at once, or at the next frame with the
+    // moves after it (frame.js), so a frame computes one preview.
+    paintPreviewNow(previewHere);
     return;
   }
   try {
@@ -183,25 +177,16 @@ export async function doPreview(startedAt) {
 function showPreview(distribution, source) {
   // <body data-preview-source>: which thread computed the numbers shown (tests read it).
   document.body.dataset.previewSource = source;
-  view.distribution = distribution;
-  view.chosen = null;
-  view.previewShown = true;
-  if (!state.next) { state.next = true; updateUrl(); }
+  if (store.showPreview(distribution)) updateUrl();
 }
 
-/** A local preview waits for the next paint (set when its paint is coalesced into a frame). */
-let localPreviewWanted = false;
-
-// Each paint first runs the waiting local preview into the view (a bad
-// setting is said, the old numbers stay).
-onBeforePaint(() => {
-  if (!localPreviewWanted) return;
-  localPreviewWanted = false;
+/** The rules on this thread, with the settings in force (a bad setting is said, the old numbers stay). */
+function previewHere() {
   if (!local.ready) return;
   try {
     showPreview(local.preview(engineSettings()), "local");
   } catch (err) { sayEngineError(err); }
-});
+}
 
 let beamTimer = 0;
 /**
@@ -231,8 +216,8 @@ export function scheduleBeam(delayMs = BEAM_DELAY_MS.step) {
   if (!state.panels.includes("beam") || view.running) return;
   clearTimeout(beamTimer);
   const estimate = beamEstimateMs();
-  view.beamEstimateMs = estimate > AUTO_BEAM_MS ? estimate : null;
-  if (view.beamEstimateMs !== null) { view.beam = null; scheduleRender(); return; }
+  store.setBeamEstimate(estimate > AUTO_BEAM_MS ? estimate : null);
+  if (view.beamEstimateMs !== null) { scheduleRender(); return; }
   beamTimer = setTimeout(doBeam, delayMs);
 }
 
@@ -249,21 +234,18 @@ function beamEstimateMs() {
 /** Run the beam search now (the panel's Search button, or after a step on a fast model). */
 export async function doBeam() {
   if (!view.ready || view.running || view.beamBusy) return;
-  view.beamBusy = true;
+  store.beamStarted();
   scheduleBeamPaint();
   try {
     const t0 = performance.now();
-    view.beamProgress = null;
-    const onProgress = (/** @type {any} */ p) => { view.beamProgress = { depth: p.depth, of: p.of }; scheduleBeamPaint(); };
+    const onProgress = (/** @type {any} */ p) => { store.beamProgressed(p); scheduleBeamPaint(); };
     const msg = await client.request("beam", { settings: toEngineSettings(state.settings, { beam: true }) }, onProgress);
     if (!msg.cancelled) {
       emit("beam-done", { ms: performance.now() - t0 });
-      view.beam = msg.beam;
-      view.beamEstimateMs = null;
+      store.beamDone(msg.beam);
     }
   } catch (err) { sayEngineError(err); }
-  view.beamBusy = false;
-  view.beamProgress = null;
+  store.beamEnded();
   scheduleBeamPaint();
 }
 
@@ -275,17 +257,16 @@ export async function doBeam() {
  */
 export async function doScore(text, chat) {
   if (!view.ready) return;
-  view.scoreBusy = true;
+  store.setScoreBusy(true);
   scheduleRender();
   try {
     const msg = await client.request("score", { text, chat });
-    view.score = msg.score;
-    view.scoreSelected = null;
+    store.scoreDone(msg.score);
     unsay("score");
   } catch (err) {
     if (!(err instanceof EngineError && (err.superseded || err.fatal))) say(err instanceof Error ? err.message : String(err), "error", "score");
   }
-  view.scoreBusy = false;
+  store.setScoreBusy(false);
   scheduleRender();
 }
 

@@ -3,10 +3,10 @@
 // chat model reads the text inside its chat template (off by default: plain
 // text, as GLTR), and picking a token to read its details.
 
-import { $, state, view, currentModel, currentPrompt } from "./app-state.js";
-import { doScore } from "./engine.js";
-import { scheduleRender } from "./paint.js";
-import { setText } from "./render/dom.js";
+import { state, view, currentModel, currentPrompt, selectScoreToken, subscribe } from "../state/store.js";
+import { doScore } from "../engine/generation.js";
+import { scheduleRender } from "../panels/frame.js";
+import { $, setText } from "../render/dom.js";
 
 /** The user has typed in the box: model changes no longer replace the text. */
 let edited = false;
@@ -17,7 +17,7 @@ function scoreInChat() {
 }
 
 /** After a model change: offer a text that suits it (unless the user wrote one). */
-export function offerScoreText() {
+function offerScoreText() {
   $("#score-chat-switch").hidden = !view.info?.chat;
   const box = /** @type {HTMLTextAreaElement} */ ($("#score-text"));
   if (edited || document.activeElement === box) return;
@@ -25,6 +25,7 @@ export function offerScoreText() {
 }
 
 export function wireScore() {
+  subscribe("model", offerScoreText);
   const box = /** @type {HTMLTextAreaElement} */ ($("#score-text"));
   box.addEventListener("input", () => { edited = true; });
   $("#btn-score").addEventListener("click", () => {
@@ -49,7 +50,7 @@ export function wireScore() {
     if (!el) return;
     const i = Number(el.getAttribute("data-i"));
     if (view.scoreSelected === i) return;
-    view.scoreSelected = i;
+    selectScoreToken(i);
     scheduleRender();
   };
   body.addEventListener("focusin", pick);

@@ -3,9 +3,9 @@
 // bytes are checked here (the 4-byte magic "GGUF", the size) and handed to
 // the engine's worker as a transferred ArrayBuffer.
 
-import { $ } from "./app-state.js";
-import { loadFile } from "./model-load.js";
-import { say, unsay } from "./messages.js";
+import { $ } from "../render/dom.js";
+import { loadFile } from "../engine/model-load.js";
+import { say, unsay } from "../panels/messages.js";
 
 /**
  * The largest file the page tries. The engine dequantises the weights to f32

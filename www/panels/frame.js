@@ -1,0 +1,105 @@
+// Frame scheduling: every change asks for a repaint and the panels are
+// painted once per animation frame (paint.js, which reads the store); a
+// slider move answered on this thread is painted at once, in its input task,
+// within a budget per frame. The scheduler decides when, never what: a
+// preview's numbers are computed by the work its caller hands over.
+
+import { view, previewPainted } from "../state/store.js";
+import { emit } from "../state/events.js";
+import { paintAll, paintBeam } from "./paint.js";
+
+let renderQueued = false;
+/**
+ * A move's preview whose paint was put off to the next frame: its work (the
+ * engine's, handed over by engine/generation.js) runs just before that paint,
+ * once for all the moves of the frame. @type {(() => void)|null}
+ */
+let previewWork = null;
+
+/** Repaint on the next animation frame (many updates, one paint). */
+export function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  // A synchronous paint in between has done this frame's work already.
+  requestAnimationFrame(() => { if (renderQueued) renderAll(); });
+}
+
+let beamPaintQueued = false;
+/**
+ * Repaint only the beam panel on the next frame (a search's start, progress
+ * and result change nothing else): a full repaint for each of those kept the
+ * page's thread busy while a search ran just after a load, in the way of the
+ * first slider move (engine/generation.js BEAM_DELAY_MS has the figures).
+ */
+export function scheduleBeamPaint() {
+  if (beamPaintQueued || renderQueued) return;
+  beamPaintQueued = true;
+  requestAnimationFrame(() => { beamPaintQueued = false; if (!renderQueued) paintBeam(); });
+}
+
+/** Milliseconds of synchronous preview painting in the current frame. */
+let frameWorkMs = 0;
+let frameWorkResetQueued = false;
+/**
+ * Past this much synchronous painting in one frame, further moves in that
+ * frame are coalesced into one paint at the next frame (a keyboard repeat or
+ * a dragged slider can fire several inputs per frame on a large vocabulary).
+ */
+const SYNC_PAINT_BUDGET_MS = 8;
+
+/**
+ * A preview: run `work` (it puts the preview in the store) and paint now, in
+ * the current (input) task, unless this frame has already spent its budget
+ * on earlier moves; then `work` and the paint wait for the next frame, and a
+ * later move's work replaces this one's.
+ * @param {() => void} work
+ */
+export function paintPreviewNow(work) {
+  previewWork = work;
+  // Only the panels a preview changes, unless a full repaint is due anyway.
+  paintWithinBudget({ previewOnly: !renderQueued });
+}
+
+/** A report is newer than a preview still waiting for its frame: that preview is dropped. */
+export function dropWaitingPreview() {
+  previewWork = null;
+}
+
+/**
+ * Paint everything now, in the current task (a Step's reply): the DOM holds
+ * the new token before the next frame starts, so that frame shows it. Waiting
+ * for a requestAnimationFrame instead cost a whole frame more (measured with
+ * pkg-scripts/bench-page.mjs: a reply arriving just after a frame began waited
+ * for the next one's callbacks, and the token showed one frame after that).
+ * Within the same per-frame budget as previews, so a burst of replies still
+ * coalesces into one paint per frame.
+ */
+export function paintNow() {
+  paintWithinBudget({ previewOnly: false });
+}
+
+/** @param {{ previewOnly: boolean }} opts */
+function paintWithinBudget(opts) {
+  if (frameWorkMs > SYNC_PAINT_BUDGET_MS) { scheduleRender(); return; }
+  const t0 = performance.now();
+  renderAll(opts);
+  frameWorkMs += performance.now() - t0;
+  if (!frameWorkResetQueued) {
+    frameWorkResetQueued = true;
+    requestAnimationFrame(() => { frameWorkMs = 0; frameWorkResetQueued = false; });
+  }
+}
+
+/**
+ * A waiting preview's work, then the paint, then the news that the DOM holds
+ * new numbers.
+ * @param {{ previewOnly?: boolean }} [opts] see paint.js paintAll
+ */
+export function renderAll(opts = {}) {
+  renderQueued = false;
+  if (previewWork) { const work = previewWork; previewWork = null; work(); }
+  paintAll(opts);
+  const preview = view.previewShown;
+  previewPainted();
+  emit("painted", { preview, ready: view.ready && !!view.report });
+}

@@ -1,0 +1,390 @@
+// What the page knows, and the one place it changes: the view state
+// (mirrored in the URL), what the panels draw (from the engine's replies),
+// and the model catalogue. Other modules read `state`, `view` and
+// `catalogue` and change them only through the functions below
+// (tests/e2e/page-structure.test.mjs checks that no other module writes
+// them). The few parts of the page drawn outside the panels' frame (the model
+// panel, the form's fields) follow a change by `subscribe`, called by
+// themselves; nothing is wired in from outside.
+
+import { parseQuery } from "./url.js";
+import { toEngineSettings } from "./settings.js";
+import { makeSpeed, takeTiming } from "./speed.js";
+
+/** The URL as opened: the view state and what was wrong with it. */
+export const parsed = parseQuery(location.search);
+/** The view state (model, prompt, settings, panels, steps...): what a link reproduces. */
+export const state = parsed.state;
+
+/** What the panels draw; the engine's replies decide it. */
+export const view = {
+  info: null,
+  report: null,          // last StepReport
+  distribution: null,    // what the distribution panels show (report's or a preview)
+  chosen: null,          // the token drawn from `distribution`, if any
+  previewShown: false,   // `distribution` is a preview not painted yet
+  beam: null, beamBusy: false, beamProgress: null,
+  beamEstimateMs: null,  // set when a search would take this long: the panel offers a button instead of searching
+  stepMs: null,          // the worker's time for the last decode step
+  speed: makeSpeed(),    // the engine's prefill and decode timings since the last prompt (state/speed.js)
+  train: null, trainBusy: false,
+  score: null, scoreBusy: false, scoreSelected: null,   // the score panel's report, and the token whose details show
+  logitsEdited: false,   // the engine holds a vector other than the course's
+  running: false,
+  userStopped: false,
+  loading: false,
+  ready: false,
+};
+
+/** The model catalogue (models/index.json and the built-in models), filled at boot. */
+export const catalogue = { models: [], defaultName: "logits10", problem: null };
+
+/** The name a model opened from disk has in the picker (never in a link). */
+export const FILE_MODEL = "file";
+
+/** Settings for the engine from the view state. */
+export function engineSettings() {
+  return toEngineSettings(state.settings);
+}
+
+/** The catalogue entry of the current model. */
+export function currentModel() {
+  return catalogue.models.find((m) => m.name === state.model);
+}
+
+/** The prompt in force (the model's default when the URL gave none; in chat mode its chat prompt). */
+export function currentPrompt() {
+  const entry = currentModel();
+  return state.prompt ?? (state.settings.chat ? entry?.chatPrompt : undefined) ?? entry?.prompt ?? "";
+}
+
+// ---- Who follows a change drawn outside the panels' frame ----
+
+/**
+ *   model     the current model, its info or the catalogue changed (the picker,
+ *             the model panel, top-k's range, the score box follow)
+ *   settings  settings changed by something other than the form (the form shows them)
+ * @typedef {"model"|"settings"} Topic
+ */
+/** @type {Map<Topic, (() => void)[]>} */
+const followers = new Map();
+
+/**
+ * @param {Topic} topic
+ * @param {() => void} fn called after each change of that kind
+ */
+export function subscribe(topic, fn) {
+  if (!followers.has(topic)) followers.set(topic, []);
+  followers.get(topic).push(fn);
+}
+
+/** @param {Topic} topic */
+function changed(topic) {
+  for (const fn of followers.get(topic) ?? []) fn();
+}
+
+// ---- The view state: what the user changes (controls/) ----
+
+/**
+ * A setting the form changed (the form shows it already).
+ * @param {string} key @param {any} value
+ */
+export function setSetting(key, value) {
+  state.settings[key] = value;
+}
+
+/**
+ * Settings changed from outside the form (chat mode clearing the stop
+ * string): the form is told.
+ * @param {Record<string, any>} values
+ */
+export function replaceSettings(values) {
+  Object.assign(state.settings, values);
+  changed("settings");
+}
+
+/** @param {string} text a new prompt: generation starts again from it */
+export function setPrompt(text) {
+  state.prompt = text;
+  state.steps = 0;
+}
+
+/** @param {number} n how many tokens a replay regenerates */
+export function setSteps(n) {
+  state.steps = n;
+}
+
+/** @param {string[]} panels the panels shown */
+export function setPanels(panels) {
+  state.panels = panels;
+}
+
+/** @param {number[]|null} logits lesson 21's vector as edited (null: the course's) */
+export function setLogits(logits) {
+  state.logits = logits;
+}
+
+/** @param {string|null} kv the KV cache's number type (null: the model's default) */
+export function setKv(kv) {
+  state.kv = kv;
+}
+
+/** Forget the model opened from disk (another model was picked). */
+function dropFileModel() {
+  const i = catalogue.models.findIndex((m) => m.name === FILE_MODEL);
+  if (i >= 0) catalogue.models.splice(i, 1);
+  state.file = null;
+}
+
+/**
+ * Another model, with its own default prompt, from no generated token.
+ * @param {string} name
+ */
+export function pickModel(name) {
+  if (name !== FILE_MODEL && state.file) dropFileModel();
+  state.model = name;
+  state.prompt = null;
+  state.steps = 0;
+  state.logits = null;
+  changed("model");
+}
+
+/**
+ * A model that could not be loaded gives way to `name`.
+ * @param {string} name
+ */
+export function fallBackTo(name) {
+  state.model = name;
+  state.prompt = null;
+  state.file = null;
+  changed("model");
+}
+
+/**
+ * A GGUF file from the user's disk is loaded: it becomes the current model,
+ * with an entry of its own in the picker (until another model is picked).
+ * @param {string} name the file's name
+ * @param {any} info ModelInfo
+ */
+export function adoptFileModel(name, info) {
+  dropFileModel();
+  catalogue.models.push({
+    name: FILE_MODEL, title: `Your file: ${name}`,
+    blurb: `Opened from your disk: it never leaves this browser, and a link to this page does not include it.${info.quant ? ` Weights: ${info.quant}.` : ""}`,
+    prompt: "Once upon a time", chatPrompt: "Tell me a short story about a robot.", chat: !!info.chat,
+    source: { file: name },
+  });
+  state.model = FILE_MODEL;
+  state.file = { name };
+  state.prompt = null;
+  state.steps = 0;
+  state.logits = null;
+  changed("model");
+}
+
+/**
+ * The catalogue is read: the model to start with is the link's when the
+ * catalogue has it, else the default.
+ * @param {{ models: any[], defaultName: string, problem: string|null }} read
+ * @returns {string|null} the link's model when it is not available (the page says so)
+ */
+export function takeCatalogue(read) {
+  Object.assign(catalogue, read);
+  let unavailable = null;
+  if (state.model !== null && !catalogue.models.some((m) => m.name === state.model)) {
+    unavailable = state.model;
+    state.model = null;
+  }
+  state.model ??= catalogue.defaultName;
+  if (state.logits && state.model !== "logits10") state.logits = null;
+  changed("model");
+  return unavailable;
+}
+
+/**
+ * A lesson's preset view (lessons/), before the page boots.
+ * @param {object} fresh a whole view state (parseQuery's)
+ */
+export function applyLessonView(fresh) {
+  Object.assign(state, fresh);
+}
+
+/** ?lesson= named no lesson. */
+export function forgetLesson() {
+  state.lesson = null;
+}
+
+// ---- What the panels draw: the engine's replies (engine/) ----
+
+/** A model starts loading: nothing of the old one is ready. */
+export function loadStarted() {
+  view.ready = false;
+  view.loading = true;
+}
+
+/**
+ * The engine holds a new model. A chat link opened on a model without a chat
+ * template falls back to plain continuation.
+ * @param {any} info ModelInfo
+ * @returns {boolean} chat mode was turned off
+ */
+export function modelReady(info) {
+  view.info = info;
+  view.ready = true;
+  const chatDropped = state.settings.chat && !info.chat;
+  if (chatDropped) state.settings.chat = false;
+  changed("model");
+  if (chatDropped) changed("settings");
+  return chatDropped;
+}
+
+/** A load (of a catalogue model or a file) has ended, either way. */
+export function loadSettled() {
+  view.loading = false;
+  changed("model");
+}
+
+/** @param {boolean} ready whether the engine takes requests (a file it refused leaves the old model) */
+export function setReady(ready) {
+  view.ready = ready;
+}
+
+/** The engine died: nothing runs, nothing is ready until the model is back. */
+export function engineDied() {
+  view.running = false;
+  view.ready = false;
+}
+
+/** What was drawn for the previous model (beam tree, bigram training, score report, speed). */
+export function forgetModelViews() {
+  view.beam = null;
+  view.beamEstimateMs = null;
+  view.stepMs = null;
+  view.speed = makeSpeed();
+  view.train = null;
+  view.score = null;
+  view.scoreSelected = null;
+  view.logitsEdited = false;
+}
+
+/** @param {boolean} edited the engine holds a vector other than the course's */
+export function setLogitsEdited(edited) {
+  view.logitsEdited = edited;
+}
+
+/** A replay starts: the old beam tree no longer belongs to the text. */
+export function replayStarted() {
+  view.beam = null;
+}
+
+/** The engine refused the prompt: nothing to draw. */
+export function clearReport() {
+  view.report = null;
+  view.distribution = null;
+}
+
+/**
+ * A step reply's StepReport becomes the view, and its timing the speed readout's.
+ * @param {{ report: any, ms?: number, timing?: { phase: "prefill"|"decode", tokens: number, ms: number } }} msg
+ *   ms: the worker's time for the request; timing: the engine call's alone
+ */
+export function takeReport(msg) {
+  const report = msg.report;
+  if (msg.ms !== undefined && report.chosen) view.stepMs = msg.ms;
+  takeTiming(view.speed, msg.timing);
+  view.userStopped = false;
+  state.next = !report.chosen;
+  view.report = report;
+  view.distribution = report.distribution;
+  view.chosen = report.chosen ? { ...report.chosen } : null;
+  view.previewShown = false;
+}
+
+/**
+ * A preview's Distribution becomes the view (the panels show the next
+ * token's distribution, which the link says).
+ * @param {any} distribution
+ * @returns {boolean} the link changed (it shows the next token now)
+ */
+export function showPreview(distribution) {
+  view.distribution = distribution;
+  view.chosen = null;
+  view.previewShown = true;
+  if (state.next) return false;
+  state.next = true;
+  return true;
+}
+
+/** A preview was painted. */
+export function previewPainted() {
+  view.previewShown = false;
+}
+
+/** @param {boolean} running */
+export function setRunning(running) {
+  view.running = running;
+  if (running) view.userStopped = false;
+}
+
+/** @param {boolean} stopped the user stopped the last run */
+export function setUserStopped(stopped) {
+  view.userStopped = stopped;
+}
+
+/**
+ * @param {number|null} ms a search's estimated time when it is too long to
+ *   start by itself (the panel offers a button; the old tree goes), else null
+ */
+export function setBeamEstimate(ms) {
+  view.beamEstimateMs = ms;
+  if (ms !== null) view.beam = null;
+}
+
+/** A beam search starts. */
+export function beamStarted() {
+  view.beamBusy = true;
+  view.beamProgress = null;
+}
+
+/** @param {{ depth: number, of: number }} p how deep a search has gone */
+export function beamProgressed(p) {
+  view.beamProgress = { depth: p.depth, of: p.of };
+}
+
+/** @param {any} beam a finished search's tree */
+export function beamDone(beam) {
+  view.beam = beam;
+  view.beamEstimateMs = null;
+}
+
+/** A search ended, either way. */
+export function beamEnded() {
+  view.beamBusy = false;
+  view.beamProgress = null;
+}
+
+/** @param {boolean} busy a text is being scored */
+export function setScoreBusy(busy) {
+  view.scoreBusy = busy;
+}
+
+/** @param {any} score a scored text's report */
+export function scoreDone(score) {
+  view.score = score;
+  view.scoreSelected = null;
+}
+
+/** @param {number} i the scored token whose details show */
+export function selectScoreToken(i) {
+  view.scoreSelected = i;
+}
+
+/** @param {boolean} busy the bigram is being retrained */
+export function setTrainBusy(busy) {
+  view.trainBusy = busy;
+}
+
+/** @param {any} result the retraining's curve */
+export function trainDone(result) {
+  view.train = result;
+}

@@ -10,6 +10,8 @@
 //
 // Run: pkg-scripts/build, then node --test tests/e2e/samplers.test.mjs
 // Screenshots land in tests/artifacts/samplers-*.png.
+// Over 400 lines: one suite for every sampler's control on one page load
+// each; splitting it would repeat the definitions above in each part.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

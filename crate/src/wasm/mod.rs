@@ -251,7 +251,7 @@ impl Previewer {
         }
         let vocab = crate::tokenizer::PackedVocab::pack(text.len(), |id| (text[id as usize].clone(), display[id as usize].clone()))
             .map_err(|e| js_sys::Error::new(&format!("Previewer: {e}")))?;
-        Ok(Previewer { vocab, position: Default::default() })
+        Ok(Previewer::with_vocab(vocab))
     }
 
     /// The state after a step: the pending raw logits, the history, the position.
@@ -284,5 +284,12 @@ impl Previewer {
         let text = |id: u32| self.vocab.text(id).to_string();
         let vocab = crate::position::Vocabulary { size: self.vocab.len(), text: &text };
         to_js(&self.position.preview(&s, &vocab, &names).map_err(err)?)
+    }
+}
+
+impl Previewer {
+    /// A Previewer over `vocab`, before any state.
+    fn with_vocab(vocab: crate::tokenizer::PackedVocab) -> Previewer {
+        Previewer { vocab, position: Default::default() }
     }
 }

@@ -64,6 +64,9 @@ pub struct Distribution {
     /// What this step brought to the stateful and random stages: XTC's coin
     /// and mirostat's mu before the step (null when unused or unknown).
     pub step_inputs: rules::StepInputs,
+    /// The stages (and rules alone) these settings turn on, by name
+    /// (`rules::stages_on`): the panels draw these, and guess nothing.
+    pub on: Vec<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -255,6 +258,7 @@ pub fn describe_with(
         stages: stages.iter().map(|s| stage_view(s, &top)).collect(),
         entropy_curve: summary.curve.clone(),
         step_inputs: inputs.clone(),
+        on: rules::stages_on(settings),
     };
     Ok((dist, final_probs))
 }

@@ -2,7 +2,7 @@
 //! is the engine's own (`nexttoken settings --js`), byte for byte: the page
 //! reads every default, range and choice from it and holds none of its own.
 
-use nexttoken::settings::SettingsTable;
+use nexttoken::schema::SettingsTable;
 
 #[test]
 fn the_page_module_is_the_engines_settings_definition() {

@@ -10,6 +10,8 @@
 //
 // Run: pkg-scripts/build, then node --test tests/e2e/samplers.test.mjs
 // Screenshots land in tests/artifacts/samplers-*.png.
+// Over 400 lines: one suite for every sampler's control on one page load
+// each; splitting it would repeat the definitions above in each part.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -183,6 +185,41 @@ test("the entropy panel lists the stages the rules table draws: raw, the stages 
   assert.ok(l.rules.includes("epsilon_cutoff"));
   assert.deepEqual(page.problems(), []);
   await page.close();
+});
+
+test("moving only xtc_threshold or dry_base draws no XTC or DRY stage: the panels draw what the engine reports on", async () => {
+  /** The rules table's columns and the entropy panel's items, as data-stage names. */
+  const drawn = (page) => page.evaluate(() => ({
+    columns: [...document.querySelectorAll("#p-rules thead tr:nth-child(2) th")].map((th) => th.dataset.stage),
+    entropy: [...document.querySelectorAll("#p-entropy .ent-item")].map((e) => e.dataset.stage.replace(/^[a-z]+:/, "")),
+  }));
+  // llama.cpp's chain holds XTC and DRY; the threshold and the base only shape them.
+  const page = await open("?model=logits10&order=llama&xtc_threshold=0.2&dry_base=2");
+  await page.waitForSelector("#p-rules thead th[data-stage=top_k][data-group=pipeline]");
+  let d = await drawn(page);
+  for (const off of ["xtc", "dry"]) {
+    assert.ok(!d.columns.includes(off), `${off} is off in the engine: no column (${d.columns})`);
+    assert.ok(!d.entropy.includes(off), `${off} is off in the engine: not in the entropy list (${d.entropy})`);
+  }
+  // What turns them on draws them: XTC's probability, DRY's multiplier.
+  await page.fill("#ctl-xtc_probability", "0.5");
+  await page.waitForSelector("#p-rules thead th[data-stage=xtc][data-group=pipeline]");
+  await page.fill("#ctl-dry_multiplier", "1");
+  await page.waitForSelector("#p-rules thead th[data-stage=dry][data-group=pipeline]");
+  // A threshold above 0.5 turns XTC off again (it never acts there): no column.
+  await page.fill("#ctl-xtc_threshold", "0.6");
+  await page.waitForFunction(() => !document.querySelector("#p-rules thead th[data-stage=xtc]"), null, { timeout: 5000 });
+  d = await drawn(page);
+  assert.ok(d.columns.includes("dry") && !d.entropy.includes("xtc"), `${d.columns} / ${d.entropy}`);
+  assert.deepEqual(page.problems(), []);
+  await page.close();
+  // Under the Hugging Face preset (no XTC stage) the threshold alone asks for no stage: the page opens clean.
+  const hf = await open("?model=logits10&xtc_threshold=0.2&dry_base=2");
+  await hf.waitForSelector("#p-rules thead th[data-stage=top_k][data-group=pipeline]");
+  d = await drawn(hf);
+  assert.ok(!d.columns.includes("xtc") && !d.columns.includes("dry"), `${d.columns}`);
+  assert.deepEqual(hf.problems(), []);
+  await hf.close();
 });
 
 // The alone column comes from the engine's memo, which is keyed by min_keep too.

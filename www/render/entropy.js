@@ -11,7 +11,7 @@ import { stageDrawn } from "../state/settings.js";
  * @property {any} distribution
  * @property {number} temperature  the current tau (0 = greedy)
  * @property {number} vocabSize
- * @property {Record<string, any>} settings the settings in force (which stages are on)
+ * @property {Record<string, any>} settings the settings in force
  */
 
 const W = 360, H = 180, M = { l: 40, r: 12, t: 10, b: 32 };
@@ -29,7 +29,7 @@ export function renderEntropy(root, view) {
   if (!d) { syncChildren(list, 0, () => makeEl("div")); return; }
 
   // The stages in force and the rules alone, as the rules table draws them.
-  const drawn = (/** @type {{ name: string }} */ s) => stageDrawn(view.settings, s.name);
+  const drawn = (/** @type {{ name: string }} */ s) => stageDrawn(d, s.name);
   const items = [
     ...d.stages.filter(drawn).map((s) => ({ name: s.name === "final" ? "final (sampled)" : labelStage(s.name), s, kind: "stage" })),
     ...d.rules.filter(drawn).map((s) => ({ name: `${labelStage(s.name)} alone`, s, kind: "rule" })),

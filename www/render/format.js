@@ -1,6 +1,8 @@
 // Number formatting and the colour scale, shared by every panel so the same
 // quantity always reads the same way.
 
+import ENGINE from "../state/engine-settings.js";
+
 /**
  * Probability with 6 decimals (the course prints 6), or scientific for tiny values.
  * @param {number} p
@@ -80,15 +82,10 @@ export const OKABE_ITO = {
   blue: "#0072B2", vermillion: "#D55E00", purple: "#CC79A7", black: "#000000",
 };
 
-/** Human names of the rule and stage identifiers of the engine. */
+/** Human names of the rule and stage identifiers of the engine: its stages' labels, and the ends of every chain. */
 export const STAGE_LABELS = {
-  raw: "raw", greedy: "greedy", temperature: "temperature", top_k: "top-k",
-  top_p: "top-p", min_p: "min-p", penalties: "penalties", bias_bans: "bias / bans",
-  final: "final",
-  // the samplers of issue 14 (the engine's StageKind names)
-  sequence_bias: "sequence bias", no_repeat_ngram: "no-repeat n-gram", dry: "DRY",
-  typical_p: "typical (HF)", typical_p_llama: "typical (llama)", epsilon_cutoff: "ε-cutoff",
-  eta_cutoff: "η-cutoff", top_n_sigma: "top-n-σ", xtc: "XTC", mirostat: "mirostat",
+  raw: "raw", greedy: "greedy", final: "final",
+  ...Object.fromEntries(ENGINE.stages.map((/** @type {{ name: string, label: string }} */ st) => [st.name, st.label])),
 };
 
 /**

@@ -87,7 +87,7 @@ export function renderRules(root, view) {
   const muBox = ensureSlot(root, "mu", () => makeEl("div", { class: "mu-steps" }));
   if (!d) { setText(note, "No distribution yet."); table.replaceChildren(); muBox.replaceChildren(); return; }
   const settings = view.settings;
-  const drawn = (/** @type {string} */ name) => stageDrawn(settings, name);
+  const drawn = (/** @type {string} */ name) => stageDrawn(d, name);
   const chain = chainInForce(settings);
   const preset = settings.chain.length ? null : CHAIN.presets.find((p) => p.key === settings.order);
   const off = chain.filter((n) => !drawn(n)).map(labelStage);
@@ -176,7 +176,7 @@ const MU_SHOWN = 12;
  * @param {RulesView} view
  */
 function renderMu(box, view) {
-  if (!stageIsOn(view.settings, "mirostat")) { box.replaceChildren(); return; }
+  if (!stageIsOn(view.distribution, "mirostat")) { box.replaceChildren(); return; }
   const d = view.distribution;
   const steps = (view.generated ?? []).filter((t) => typeof t.mirostat_mu === "number")
     .map((t) => ({ mu: t.mirostat_mu, what: `before ${t.display}` }));

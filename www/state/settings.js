@@ -196,17 +196,14 @@ export function checkChain(names) {
 const readers = (key) => CHAIN.stages.filter((n) => STAGE_INFO.get(n).settings.includes(key));
 
 /**
- * The stages a setting turns on: those that name it first (typical_p: both
- * typical stages), else the one stage that reads it; none for a setting
- * several stages share (min_keep).
+ * The stages a setting can turn on: those that list it among their
+ * `switches` (the engine's, in its settings table: typical_p both typical
+ * stages; xtc_threshold, dry_base or min_keep none, they only shape a stage).
  * @param {string} key
  * @returns {string[]}
  */
 function turnsOn(key) {
-  const first = CHAIN.stages.filter((n) => STAGE_INFO.get(n).settings[0] === key);
-  if (first.length) return first;
-  const r = readers(key);
-  return r.length === 1 ? r : [];
+  return ENGINE.stages.filter((st) => st.switches.includes(key)).map((st) => st.name);
 }
 
 /** Every setting some stage reads. */
@@ -228,36 +225,36 @@ export function strandedSettings(s, chain) {
 }
 
 /**
- * Whether a setting of these turns the stage (or the rule alone of that
- * name) on: one it reads first, moved from its default. A stage or rule
- * the engine does not list (greedy, final) is never "on".
- * @param {Record<string, any>} s
+ * Whether the engine ran this stage (or the rule alone of that name) as on,
+ * as its report says (`on`: the stages the settings turn on). A stage or
+ * rule the engine does not list (greedy, final) is never "on".
+ * @param {{ on?: string[] } | null | undefined} d a Distribution
  * @param {string} name
  * @returns {boolean}
  */
-export function stageIsOn(s, name) {
-  const info = STAGE_INFO.get(name);
-  return !!info && info.settings.some((k) => changed(s, k) && turnsOn(k).includes(name));
+export function stageIsOn(d, name) {
+  return !!d?.on?.includes(name);
 }
 
 /**
- * The stages and rules the panels draw whatever the settings: the raw
- * distribution and the final one (the ends of every chain), and the course's
- * rules (lesson 21's: every one of them was always on the rules table).
+ * The stages and rules the panels draw whatever the settings: the ends of
+ * every chain (the raw and final distributions, greedy alone), and the
+ * stages the engine marks `shown_when_off` (the course's rules: every one
+ * of them was always on lesson 21's rules table).
  */
-const ALWAYS_DRAWN = new Set(["raw", "greedy", "temperature", "top_k", "top_p", "min_p", "penalties", "bias_bans", "final"]);
+const ALWAYS_DRAWN = new Set(["raw", "greedy", "final", ...ENGINE.stages.filter((st) => st.shown_when_off).map((st) => st.name)]);
 
 /**
  * Whether the panels draw this stage of the chain (or the rule alone of that
- * name): one of the always drawn, or one a setting turns on (stageIsOn). A
- * stage that is off changes nothing, so it is not drawn. The one decision the
- * rules table's columns and the entropy panel's list both take.
- * @param {Record<string, any>} s
+ * name): one of the always drawn, or one the report says is on. A stage that
+ * is off changes nothing, so it is not drawn. The one decision the rules
+ * table's columns and the entropy panel's list both take.
+ * @param {{ on?: string[] } | null | undefined} d the Distribution drawn
  * @param {string} name
  * @returns {boolean}
  */
-export function stageDrawn(s, name) {
-  return ALWAYS_DRAWN.has(name) || stageIsOn(s, name);
+export function stageDrawn(d, name) {
+  return ALWAYS_DRAWN.has(name) || stageIsOn(d, name);
 }
 
 /**

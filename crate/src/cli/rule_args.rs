@@ -1,14 +1,14 @@
-//! The decoding-rule flags shared by `dist` and `generate`. Defaults and the
-//! ranges in the help come from the engine's settings definition
-//! (`RuleSettings::default()`, `SettingsTable`); the ranges are checked by
-//! the engine, not here.
+//! The decoding-rule flags shared by `dist` and `generate`. Defaults, help
+//! lines and ranges come from the engine's settings definition
+//! (`RuleSettings::default()`, `rules::RULE_FIELDS`); the ranges are checked
+//! by the engine, not here.
 
 use clap::Args;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
-use crate::rules::{Order, PenaltyMode, RuleSettings, StageKind};
-use crate::settings::SettingsTable;
+use crate::rules::{Order, PenaltyMode, RuleSettings, StageKind, rule_field};
+use crate::schema::SettingsTable;
 
 /// The engine's defaults, which every flag below starts from.
 fn defaults() -> RuleSettings {
@@ -20,6 +20,11 @@ pub fn help(what: &str, key: &str) -> String {
     let table = SettingsTable::new();
     let range = table.number(key).map(|r| r.describe()).unwrap_or_default();
     format!("{what}, in {range}")
+}
+
+/// A rule setting's help line, read off its field ("HELP (NOTE), in RANGE").
+pub fn rule_help(key: &str) -> String {
+    rule_field(key).map(|f| f.help_line()).unwrap_or_default()
 }
 
 /// One of a setting's names, as the engine reads it (`hf`, `per_token`, ...).
@@ -39,31 +44,31 @@ pub fn name_of<T: serde::Serialize>(value: T) -> String {
 #[derive(Args, Debug, Clone)]
 pub struct RuleArgs {
     #[arg(long, default_value_t = defaults().temperature, allow_negative_numbers = true,
-          help = help("Temperature (0 = greedy)", "temperature"))]
+          help = rule_help("temperature"))]
     pub temperature: f64,
     #[arg(long, default_value_t = defaults().top_k, allow_negative_numbers = true,
-          help = help("Keep the k most likely tokens (0 = off)", "top_k"))]
+          help = rule_help("top_k"))]
     pub top_k: usize,
     #[arg(long, default_value_t = defaults().top_p, allow_negative_numbers = true,
-          help = help("Keep the smallest set reaching this mass (1 = off)", "top_p"))]
+          help = rule_help("top_p"))]
     pub top_p: f64,
     #[arg(long, default_value_t = defaults().min_p, allow_negative_numbers = true,
-          help = help("Keep tokens with p >= min_p * p_max (0 = off)", "min_p"))]
+          help = rule_help("min_p"))]
     pub min_p: f64,
     #[arg(long, default_value_t = defaults().repetition_penalty, allow_negative_numbers = true,
-          help = help("Divide positive / multiply negative logits of recent tokens (1 = off)", "repetition_penalty"))]
+          help = rule_help("repetition_penalty"))]
     pub repetition_penalty: f64,
     /// Penalise once per occurrence (the course's demo) instead of once per token.
     #[arg(long)]
     pub per_occurrence: bool,
     #[arg(long, default_value_t = defaults().penalty_window, allow_negative_numbers = true,
-          help = help("How many of the latest tokens the penalties look at (0 = all)", "penalty_window"))]
+          help = rule_help("penalty_window"))]
     pub window: usize,
     #[arg(long, default_value_t = defaults().presence_penalty, allow_negative_numbers = true,
-          help = help("Subtract this once from each distinct recent token", "presence_penalty"))]
+          help = rule_help("presence_penalty"))]
     pub presence_penalty: f64,
     #[arg(long, default_value_t = defaults().frequency_penalty, allow_negative_numbers = true,
-          help = help("Subtract this per occurrence of a recent token", "frequency_penalty"))]
+          help = rule_help("frequency_penalty"))]
     pub frequency_penalty: f64,
     /// Comma-separated `ID:BIAS` pairs added to logits, e.g. `2:1.5,0:-3`.
     #[arg(long, allow_hyphen_values = true)]
@@ -79,52 +84,52 @@ pub struct RuleArgs {
     #[arg(long)]
     pub chain: Option<String>,
     #[arg(long = "min-tokens-to-keep", default_value_t = defaults().min_keep,
-          help = help("Every truncation keeps at least this many tokens", "min_keep"))]
+          help = rule_help("min_keep"))]
     pub min_keep: usize,
     #[arg(long, default_value_t = defaults().typical_p,
-          help = help("Locally typical sampling's mass (1 = off)", "typical_p"))]
+          help = rule_help("typical_p"))]
     pub typical_p: f64,
     #[arg(long, default_value_t = defaults().epsilon_cutoff,
-          help = help("Drop tokens below this probability (0 = off)", "epsilon_cutoff"))]
+          help = rule_help("epsilon_cutoff"))]
     pub epsilon_cutoff: f64,
     #[arg(long, default_value_t = defaults().eta_cutoff,
-          help = help("Eta sampling: drop below min(eta, sqrt(eta) exp(-H)) (0 = off)", "eta_cutoff"))]
+          help = rule_help("eta_cutoff"))]
     pub eta_cutoff: f64,
     #[arg(long = "top-nsigma", default_value_t = defaults().top_n_sigma,
-          help = help("Keep logits within n standard deviations of the top one (0 = off)", "top_n_sigma"))]
+          help = rule_help("top_n_sigma"))]
     pub top_n_sigma: f64,
     #[arg(long, default_value_t = defaults().xtc_threshold,
-          help = help("XTC: the top choices are the tokens at least this likely", "xtc_threshold"))]
+          help = rule_help("xtc_threshold"))]
     pub xtc_threshold: f64,
     #[arg(long, default_value_t = defaults().xtc_probability,
-          help = help("XTC: the chance it removes the top choices at a step (0 = off)", "xtc_probability"))]
+          help = rule_help("xtc_probability"))]
     pub xtc_probability: f64,
     #[arg(long, default_value_t = defaults().dry_multiplier,
-          help = help("DRY's strength (0 = off)", "dry_multiplier"))]
+          help = rule_help("dry_multiplier"))]
     pub dry_multiplier: f64,
-    #[arg(long, default_value_t = defaults().dry_base, help = help("DRY's base", "dry_base"))]
+    #[arg(long, default_value_t = defaults().dry_base, help = rule_help("dry_base"))]
     pub dry_base: f64,
     #[arg(long, default_value_t = defaults().dry_allowed_length,
-          help = help("The longest repeat DRY leaves alone", "dry_allowed_length"))]
+          help = rule_help("dry_allowed_length"))]
     pub dry_allowed_length: usize,
     #[arg(long, default_value_t = defaults().dry_penalty_last_n, allow_negative_numbers = true,
-          help = help("How many latest tokens DRY looks at (-1 = all, 0 = off)", "dry_penalty_last_n"))]
+          help = rule_help("dry_penalty_last_n"))]
     pub dry_penalty_last_n: i64,
     /// A DRY sequence breaker (repeatable; the first one replaces the
     /// default list `\n`, `:`, `"`, `*`). Escapes: `\n`, `\t`, `\\`.
     #[arg(long = "dry-sequence-breaker", allow_hyphen_values = true)]
     pub dry_sequence_breakers: Vec<String>,
     #[arg(long, default_value_t = defaults().mirostat,
-          help = help("Mirostat version (0 = off)", "mirostat"))]
+          help = rule_help("mirostat"))]
     pub mirostat: u8,
     #[arg(long = "mirostat-lr", default_value_t = defaults().mirostat_eta,
-          help = help("Mirostat's learning rate eta", "mirostat_eta"))]
+          help = rule_help("mirostat_eta"))]
     pub mirostat_eta: f64,
     #[arg(long = "mirostat-ent", default_value_t = defaults().mirostat_tau,
-          help = help("Mirostat's target surprise tau in bits", "mirostat_tau"))]
+          help = rule_help("mirostat_tau"))]
     pub mirostat_tau: f64,
     #[arg(long, default_value_t = defaults().no_repeat_ngram_size,
-          help = help("Ban tokens that would repeat an n-gram of this size (0 = off)", "no_repeat_ngram_size"))]
+          help = rule_help("no_repeat_ngram_size"))]
     pub no_repeat_ngram_size: usize,
     /// Hugging Face's sequence bias: `IDS:BIAS` items split by commas, the ids
     /// of a sequence by spaces, e.g. `5 6:-2,7:1.5`.

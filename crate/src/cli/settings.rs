@@ -7,7 +7,7 @@ use std::io::Write;
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::settings::SettingsTable;
+use crate::schema::SettingsTable;
 
 #[derive(Args, Debug)]
 pub struct SettingsArgs {

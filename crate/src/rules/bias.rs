@@ -1,5 +1,8 @@
 //! Logit bias and banned tokens.
 
+use super::kind::StageKind;
+use super::spec::{Apply, StageSpec, Takes};
+
 /// Adds each `(id, b)` bias to its logit (repeated ids add up), then sets every
 /// banned id to `-inf` so it gets probability exactly 0. Ids outside the
 /// vocabulary are skipped here; `RuleSettings::validate` refuses them.
@@ -17,6 +20,22 @@ pub fn apply_bias_and_bans(logits: &[f64], bias: &[(u32, f64)], banned: &[u32]) 
     }
     out
 }
+
+/// The stage: the logit biases, then the bans.
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::BiasBans,
+    name: "bias_bans",
+    label: "bias / bans",
+    what: "adds each logit bias, then gives banned tokens probability 0",
+    engines: "OpenAI logit_bias; llama.cpp logit_bias (applied first in its chain); Hugging Face suppress_tokens (= banned)",
+    reads: &["logit_bias", "banned"],
+    switches: &["logit_bias", "banned"],
+    is_on: |s| !s.logit_bias.is_empty() || !s.banned.is_empty(),
+    apply: Apply::Modifier(|z, _, s, _| Some((apply_bias_and_bans(z, &s.logit_bias, &s.banned), s.logit_bias.len() + s.banned.len()))),
+    alone: None,
+    takes: Takes::Nothing,
+    shown_when_off: true,
+};
 
 #[cfg(test)]
 mod tests {

@@ -16,6 +16,11 @@
 //! llama.cpp also matches breaker strings that span several tokens; here a
 //! breaker is one token (the single-token case, by far the common one).
 
+use super::bias::apply_bias_and_bans;
+use super::kind::StageKind;
+use super::settings::RuleSettings;
+use super::spec::{Apply, StageSpec, Takes};
+
 /// Settings of one DRY evaluation.
 #[derive(Clone, Copy, Debug)]
 pub struct Dry {
@@ -107,6 +112,35 @@ fn reversed_z(w: &[u32]) -> Vec<usize> {
         }
     }
     z
+}
+
+/// The stage: DRY's penalties on the logits.
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::Dry,
+    name: "dry",
+    label: "DRY",
+    what: "\"don't repeat yourself\": subtracts multiplier * base^(n - allowed_length) from a token that would extend a repeat of n >= allowed_length tokens; sequence breakers end the repeat",
+    engines: "llama.cpp (dry_*; penalty_last_n -1 = the whole history); single-token breakers only (a breaker string that spans tokens is not matched)",
+    reads: &["dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n", "dry_sequence_breakers"],
+    switches: &["dry_multiplier"],
+    is_on: |s| Dry::of(s).is_on(),
+    apply: Apply::Modifier(|z, history, s, inputs| {
+        let penalties = Dry::of(s).penalties(history, &inputs.dry_breakers);
+        (!penalties.is_empty()).then(|| {
+            let minus: Vec<(u32, f64)> = penalties.iter().map(|&(id, p)| (id, -p)).collect();
+            (apply_bias_and_bans(z, &minus, &[]), minus.len())
+        })
+    }),
+    alone: None,
+    takes: Takes::Breakers,
+    shown_when_off: false,
+};
+
+impl Dry {
+    /// The DRY settings of `s`.
+    pub(crate) fn of(s: &RuleSettings) -> Dry {
+        Dry { multiplier: s.dry_multiplier, base: s.dry_base, allowed_length: s.dry_allowed_length, penalty_last_n: s.dry_penalty_last_n }
+    }
 }
 
 #[cfg(test)]

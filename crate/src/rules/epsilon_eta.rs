@@ -3,6 +3,9 @@
 //! the entropy. Both keep every token at or above the `min_keep`-th largest
 //! probability (ties with it kept, as `TopKLogitsWarper` does).
 
+use super::kind::StageKind;
+use super::spec::{AloneCut, Apply, StageSpec, Takes};
+
 use super::min_keep::kth_largest;
 
 /// Keeps `p_i >= epsilon`, and at least the `min_keep` most probable.
@@ -25,6 +28,46 @@ fn cut_below(probs: &[f64], threshold: f64, min_keep: usize) -> Vec<bool> {
     let floor = kth_largest(probs, min_keep.max(1));
     probs.iter().map(|&p| p > 0.0 && (p >= threshold || p >= floor)).collect()
 }
+
+/// The stage: epsilon sampling.
+pub(crate) const SPEC_EPSILON: StageSpec = StageSpec {
+    kind: StageKind::EpsilonCutoff,
+    name: "epsilon_cutoff",
+    label: "ε-cutoff",
+    what: "drops tokens with probability below epsilon (at least min_keep stay)",
+    engines: "Hugging Face (epsilon_cutoff)",
+    reads: &["epsilon_cutoff", "min_keep"],
+    switches: &["epsilon_cutoff"],
+    is_on: |s| s.epsilon_cutoff > 0.0,
+    apply: Apply::Cut(|c| epsilon_mask(c.probs, c.s.epsilon_cutoff, c.s.min_keep)),
+    alone: Some(AloneCut {
+        always: false,
+        key: |s, _| vec![s.epsilon_cutoff],
+        mask: |raw, s, _| epsilon_mask(&raw.probs, s.epsilon_cutoff, s.min_keep),
+    }),
+    takes: Takes::Nothing,
+    shown_when_off: false,
+};
+
+/// The stage: eta sampling.
+pub(crate) const SPEC_ETA: StageSpec = StageSpec {
+    kind: StageKind::EtaCutoff,
+    name: "eta_cutoff",
+    label: "η-cutoff",
+    what: "drops tokens below min(eta, sqrt(eta) * exp(-entropy)) (at least min_keep stay)",
+    engines: "Hugging Face (eta_cutoff)",
+    reads: &["eta_cutoff", "min_keep"],
+    switches: &["eta_cutoff"],
+    is_on: |s| s.eta_cutoff > 0.0,
+    apply: Apply::Cut(|c| eta_mask(c.probs, c.s.eta_cutoff, c.s.min_keep)),
+    alone: Some(AloneCut {
+        always: false,
+        key: |s, _| vec![s.eta_cutoff],
+        mask: |raw, s, _| eta_mask(&raw.probs, s.eta_cutoff, s.min_keep),
+    }),
+    takes: Takes::Nothing,
+    shown_when_off: false,
+};
 
 #[cfg(test)]
 mod tests {

@@ -11,9 +11,9 @@
 
 use std::cell::RefCell;
 
-use super::chain::StageKind;
+use super::kind::StageKind;
 use super::prefix::Prefix;
-use super::settings::{PenaltyMode, RuleSettings};
+use super::settings::RuleSettings;
 use super::stage::Stage;
 use super::state::StepInputs;
 use crate::error::Result;
@@ -36,50 +36,27 @@ impl Clone for StageMemo {
 #[derive(Debug, Default)]
 struct Inner {
     greedy: Option<Stage>,
-    top_k: Option<(usize, Stage)>,
-    /// Keyed by the threshold's bits and `min_keep`, which both decide the set.
-    top_p: Option<((u64, usize), Stage)>,
-    min_p: Option<((u64, usize), Stage)>,
-    /// The other rules alone, by name, with the settings' bits they were made for.
+    /// The rules alone, by name, with the settings' bits they were made for.
     alone: Vec<(&'static str, Vec<u64>, Stage)>,
     prefix: Option<(PrefixKey, Prefix)>,
 }
 
-/// Everything the penalties and the bias and bans depend on.
+/// Everything the chain's leading modifiers depend on: the history, which
+/// stages, the settings their specs read (`StageSpec::reads`) and DRY's
+/// breaker ids.
 #[derive(Debug, PartialEq)]
 struct PrefixKey {
     history: Vec<u32>,
-    window: usize,
-    mode: PenaltyMode,
-    rho: u64,
-    presence: u64,
-    frequency: u64,
-    bias: Vec<(u32, u64)>,
-    banned: Vec<u32>,
     kinds: Vec<StageKind>,
-    sequence_bias: Vec<(Vec<u32>, u64)>,
-    ngram: usize,
-    dry: [u64; 4],
+    read: Vec<serde_json::Value>,
     dry_breakers: Vec<u32>,
 }
 
 impl PrefixKey {
     fn new(history: &[u32], s: &RuleSettings, kinds: &[StageKind], inputs: &StepInputs) -> Self {
-        Self {
-            history: history.to_vec(),
-            window: s.penalty_window,
-            mode: s.penalty_mode,
-            rho: s.repetition_penalty.to_bits(),
-            presence: s.presence_penalty.to_bits(),
-            frequency: s.frequency_penalty.to_bits(),
-            bias: s.logit_bias.iter().map(|&(id, b)| (id, b.to_bits())).collect(),
-            banned: s.banned.clone(),
-            kinds: kinds.to_vec(),
-            sequence_bias: s.sequence_bias.iter().map(|(ids, b)| (ids.clone(), b.to_bits())).collect(),
-            ngram: s.no_repeat_ngram_size,
-            dry: [s.dry_multiplier.to_bits(), s.dry_base.to_bits(), s.dry_allowed_length as u64, s.dry_penalty_last_n as u64],
-            dry_breakers: inputs.dry_breakers.clone(),
-        }
+        let all = serde_json::to_value(s).expect("the settings serialise");
+        let read = kinds.iter().flat_map(|k| k.spec().reads).map(|key| all[*key].clone()).collect();
+        Self { history: history.to_vec(), kinds: kinds.to_vec(), read, dry_breakers: inputs.dry_breakers.clone() }
     }
 }
 
@@ -110,22 +87,7 @@ impl StageMemo {
         self.inner.borrow_mut().greedy.get_or_insert_with(make).clone()
     }
 
-    /// Top-k alone at `k`.
-    pub(crate) fn top_k(&self, k: usize, make: impl FnOnce() -> Stage) -> Stage {
-        remembered(&mut self.inner.borrow_mut().top_k, k, make)
-    }
-
-    /// Top-p alone at `p`, keeping at least `min_keep`.
-    pub(crate) fn top_p(&self, p: f64, min_keep: usize, make: impl FnOnce() -> Stage) -> Stage {
-        remembered(&mut self.inner.borrow_mut().top_p, (p.to_bits(), min_keep), make)
-    }
-
-    /// Min-p alone at `m`, keeping at least `min_keep`.
-    pub(crate) fn min_p(&self, m: f64, min_keep: usize, make: impl FnOnce() -> Stage) -> Stage {
-        remembered(&mut self.inner.borrow_mut().min_p, (m.to_bits(), min_keep), make)
-    }
-
-    /// Any other rule alone, `key` the bits of everything it depends on.
+    /// A rule alone, `key` the bits of everything it depends on.
     pub(crate) fn alone(&self, name: &'static str, key: Vec<u64>, make: impl FnOnce() -> Stage) -> Stage {
         let mut m = self.inner.borrow_mut();
         if let Some((_, _, stage)) = m.alone.iter().find(|(n, k, _)| *n == name && *k == key) {
@@ -135,18 +97,6 @@ impl StageMemo {
         m.alone.retain(|(n, _, _)| *n != name);
         m.alone.push((name, key, stage.clone()));
         stage
-    }
-}
-
-/// The stage kept for `key`, or a fresh one (kept from now on).
-fn remembered<K: PartialEq + Copy>(slot: &mut Option<(K, Stage)>, key: K, make: impl FnOnce() -> Stage) -> Stage {
-    match slot {
-        Some((k, stage)) if *k == key => stage.clone(),
-        _ => {
-            let stage = make();
-            *slot = Some((key, stage.clone()));
-            stage
-        }
     }
 }
 

@@ -1,5 +1,9 @@
 //! Min-p: keep the tokens at least `min_p` times as likely as the top one.
 
+use super::kind::StageKind;
+use super::min_keep::keep_at_least;
+use super::spec::{AloneCut, Apply, StageSpec, Takes};
+
 /// Returns the mask `p_i >= min_p * p_max` (and `p_i > 0`). `min_p = 0` keeps
 /// every possible token; the top token always passes since `min_p <= 1`.
 pub fn min_p_mask(probs: &[f64], min_p: f64) -> Vec<bool> {
@@ -7,6 +11,26 @@ pub fn min_p_mask(probs: &[f64], min_p: f64) -> Vec<bool> {
     let threshold = min_p * p_max;
     probs.iter().map(|&p| p > 0.0 && p >= threshold).collect()
 }
+
+/// The stage: min-p (its alone column is measured whatever min_p, as the course shows it).
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::MinP,
+    name: "min_p",
+    label: "min-p",
+    what: "keeps tokens at least min_p times as likely as the top one (at least min_keep)",
+    engines: "llama.cpp, Hugging Face",
+    reads: &["min_p", "min_keep"],
+    switches: &["min_p"],
+    is_on: |s| s.min_p > 0.0,
+    apply: Apply::Cut(|c| c.at_least(min_p_mask(c.probs, c.s.min_p))),
+    alone: Some(AloneCut {
+        always: true,
+        key: |s, _| vec![s.min_p],
+        mask: |raw, s, _| keep_at_least(min_p_mask(&raw.probs, s.min_p), &raw.probs, s.min_keep),
+    }),
+    takes: Takes::Nothing,
+    shown_when_off: true,
+};
 
 #[cfg(test)]
 mod tests {

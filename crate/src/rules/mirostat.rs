@@ -12,6 +12,12 @@
 //! Only the tokens still possible take part (llama.cpp's array also holds
 //! tokens an earlier stage set to -inf, with probability 0).
 
+use super::kind::StageKind;
+use super::min_keep::keep_at_least;
+use super::settings::RuleSettings;
+use super::spec::{AloneCut, Apply, StageSpec, Takes};
+use super::state::StepInputs;
+
 use super::ranking::{collect_candidates, compare_candidates, mask_of_ids, partition_best};
 
 /// How many of the top probabilities v1 fits its exponent to (llama.cpp's m).
@@ -72,6 +78,37 @@ pub fn mirostat_v1_k(probs: &[f64], mu: f64, vocab_size: usize) -> usize {
 /// v1: keeps the top `mirostat_v1_k` tokens (ties by lower id).
 pub fn mirostat_v1_mask(probs: &[f64], mu: f64, vocab_size: usize) -> Vec<bool> {
     super::top_k::top_k_mask(probs, mirostat_v1_k(probs, mu, vocab_size))
+}
+
+/// The stage: mirostat at the step's mu (or its start, 2 tau).
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::Mirostat,
+    name: "mirostat",
+    label: "mirostat",
+    what: "targets a surprise of tau bits: v2 keeps tokens with surprise <= mu, v1 a top-k estimated from a Zipf fit; mu moves by eta * (tau - observed surprise) after each token",
+    engines: "llama.cpp (mirostat 1/2, mirostat_ent = tau, mirostat_lr = eta; llama.cpp then skips the other truncations)",
+    reads: &["mirostat", "mirostat_tau", "mirostat_eta"],
+    switches: &["mirostat"],
+    is_on: |s| s.mirostat != 0,
+    apply: Apply::Cut(|c| c.at_least(mirostat_mask(c.probs, c.s, c.inputs))),
+    alone: Some(AloneCut {
+        always: false,
+        key: |s, inputs| vec![f64::from(s.mirostat), mu_of(s, inputs)],
+        mask: |raw, s, inputs| keep_at_least(mirostat_mask(&raw.probs, s, inputs), &raw.probs, s.min_keep),
+    }),
+    takes: Takes::Mu,
+    shown_when_off: false,
+};
+
+/// The step's mu, or its start.
+fn mu_of(s: &RuleSettings, inputs: &StepInputs) -> f64 {
+    inputs.mirostat_mu.unwrap_or_else(|| initial_mu(s.mirostat_tau))
+}
+
+/// The version `s.mirostat` names, at the step's mu.
+fn mirostat_mask(probs: &[f64], s: &RuleSettings, inputs: &StepInputs) -> Vec<bool> {
+    let mu = mu_of(s, inputs);
+    if s.mirostat == 1 { mirostat_v1_mask(probs, mu, probs.len()) } else { mirostat_v2_mask(probs, mu) }
 }
 
 #[cfg(test)]

@@ -5,10 +5,14 @@
 //! the model's f32 logits. No function here writes into its input.
 //!
 //! The entry point is `pipeline::run_rules`. The modules form a DAG, leaves
-//! first: `exp`, `softmax`, `ranking` → `stage` (a measured column, its
-//! renormalisation) → `raw` (the position's raw distribution) → the rules
-//! (`temperature`, `top_k`, `top_p`, `min_p`, `penalties`, `bias`) →
-//! `prefix` (stages 2-3) → `memo` → `alone` → `pipeline`.
+//! first: `kind` (the stages' and presets' names), `exp`, `softmax`,
+//! `ranking` → `settings` → `fields` (the numeric settings as one list, and
+//! the checks) → `stage` (a measured column, its renormalisation) → `raw`
+//! (the position's raw distribution) → `spec` (what a stage is) → the
+//! rules, one file each with its `SPEC` (`temperature`, `top_k`, `top_p`,
+//! `min_p`, `penalties`, `bias`, ...) → `registry` (the list of specs) →
+//! `chain` (validation, step inputs) → `prefix` (the leading modifiers) →
+//! `memo` → `alone` → `pipeline`.
 
 mod alone;
 mod bias;
@@ -18,20 +22,23 @@ mod draw;
 mod dry;
 mod epsilon_eta;
 mod exp;
+mod fields;
+mod kind;
 mod memo;
 mod min_keep;
 mod min_p;
 mod mirostat;
-mod modifiers;
 mod no_repeat_ngram;
 mod penalties;
 mod pipeline;
 mod prefix;
 mod ranking;
 mod raw;
+mod registry;
 mod sequence_bias;
 mod settings;
 mod softmax;
+mod spec;
 mod stage;
 mod state;
 mod temperature;
@@ -42,10 +49,12 @@ mod typical;
 mod xtc;
 
 pub use bias::apply_bias_and_bans;
-pub use chain::{ChainPreset, StageInfo, StageKind};
+pub use kind::{ChainPreset, Order, StageKind};
+pub use registry::{StageInfo, stages_on};
 pub use curve::entropy_nats_at_temperatures;
 pub use draw::sample_inverse_cdf;
 pub use exp::exp;
+pub use fields::{Field, RULE_FIELDS, Range, rule_field};
 pub use memo::StageMemo;
 pub use min_p::min_p_mask;
 pub use penalties::{penalize_presence_frequency, penalize_repetition, select_recent};
@@ -55,7 +64,7 @@ pub use raw::RawDistribution;
 pub use settings::{
     MAX_ABS_BIAS, MAX_BREAKER_CHARS, MAX_BREAKERS, MAX_DRY_ALLOWED_LENGTH, MAX_DRY_BASE, MAX_DRY_MULTIPLIER,
     MAX_MIROSTAT_ETA, MAX_MIROSTAT_TAU, MAX_NGRAM, MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY,
-    MAX_SEQUENCE_LEN, MAX_TEMPERATURE, MAX_TOP_K, MAX_TOP_N_SIGMA, MIN_TEMPERATURE, Order, PenaltyMode, RuleSettings,
+    MAX_SEQUENCE_LEN, MAX_TEMPERATURE, MAX_TOP_K, MAX_TOP_N_SIGMA, MIN_TEMPERATURE, PenaltyMode, RuleSettings,
 };
 pub use softmax::{
     Nearby, Softmax, argmax, entropy_bits, entropy_nats, entropy_nats_at_temperature, entropy_nats_from_logits, softmax,

@@ -1,6 +1,10 @@
 //! Hugging Face's `no_repeat_ngram_size`: a token that would complete an
 //! n-gram already present in the history gets probability 0.
 
+use super::bias::apply_bias_and_bans;
+use super::kind::StageKind;
+use super::spec::{Apply, StageSpec, Takes};
+
 use std::collections::BTreeSet;
 
 /// The ids banned at the next position: every `t` such that the last `n - 1`
@@ -19,6 +23,25 @@ pub fn banned_by_ngrams(history: &[u32], n: usize) -> BTreeSet<u32> {
     }
     banned
 }
+
+/// The stage: bans what would repeat an n-gram.
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::NoRepeatNgram,
+    name: "no_repeat_ngram",
+    label: "no-repeat n-gram",
+    what: "bans every token that would repeat an n-gram already in the history",
+    engines: "Hugging Face (no_repeat_ngram_size)",
+    reads: &["no_repeat_ngram_size"],
+    switches: &["no_repeat_ngram_size"],
+    is_on: |s| s.no_repeat_ngram_size > 0,
+    apply: Apply::Modifier(|z, history, s, _| {
+        let banned: Vec<u32> = banned_by_ngrams(history, s.no_repeat_ngram_size).into_iter().collect();
+        (!banned.is_empty()).then(|| (apply_bias_and_bans(z, &[], &banned), banned.len()))
+    }),
+    alone: None,
+    takes: Takes::Nothing,
+    shown_when_off: false,
+};
 
 #[cfg(test)]
 mod tests {

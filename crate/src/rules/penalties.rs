@@ -1,6 +1,9 @@
 //! Penalties from recent history: the repetition penalty (HF / the course)
 //! and OpenAI-style presence and frequency penalties.
 
+use super::kind::StageKind;
+use super::spec::{Apply, StageSpec, Takes};
+
 use std::collections::BTreeMap;
 
 use super::settings::PenaltyMode;
@@ -65,6 +68,28 @@ pub fn penalize_presence_frequency(
     }
     out
 }
+
+/// The stage: the repetition penalty, then presence and frequency.
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::Penalties,
+    name: "penalties",
+    label: "penalties",
+    what: "repetition penalty (divide positive, multiply negative logits of recent tokens), then presence and frequency penalties, over the last penalty_window tokens",
+    engines: "llama.cpp penalties (repeat_penalty over penalty_last_n = penalty_window, default 64); Hugging Face repetition_penalty looks at the whole input: penalty_window = 0; OpenAI presence/frequency",
+    reads: &["repetition_penalty", "penalty_window", "penalty_mode", "presence_penalty", "frequency_penalty"],
+    switches: &["repetition_penalty", "presence_penalty", "frequency_penalty"],
+    is_on: |s| s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0,
+    apply: Apply::Modifier(|z, history, s, _| {
+        let recent = select_recent(history, s.penalty_window);
+        (!recent.is_empty()).then(|| {
+            let z = penalize_repetition(z, recent, s.repetition_penalty, s.penalty_mode);
+            (penalize_presence_frequency(&z, recent, s.presence_penalty, s.frequency_penalty), recent.len())
+        })
+    }),
+    alone: None,
+    takes: Takes::Nothing,
+    shown_when_off: true,
+};
 
 #[cfg(test)]
 mod tests {

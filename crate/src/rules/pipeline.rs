@@ -8,23 +8,15 @@
 use std::sync::Arc;
 
 use super::alone::rules_alone;
-use super::chain::StageKind;
-use super::epsilon_eta::{epsilon_mask, eta_mask};
+use super::kind::StageKind;
 use super::memo::StageMemo;
-use super::min_keep::keep_at_least;
-use super::min_p::min_p_mask;
-use super::mirostat::{initial_mu, mirostat_v1_mask, mirostat_v2_mask};
 use super::prefix::Prefix;
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
+use super::spec::{Apply, Cut};
 use super::stage::Stage;
 use super::state::StepInputs;
 use super::temperature::{Tempered, scale_by_temperature};
-use super::top_k::top_k_mask_hinted;
-use super::top_n_sigma::top_n_sigma_mask;
-use super::top_p::top_p_mask;
-use super::typical::{typical_p_llama_mask, typical_p_mask};
-use super::xtc::xtc_mask;
 use crate::error::Result;
 
 /// Every rule on one position: the pipeline's stages in the chain's order
@@ -133,61 +125,32 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// One stage of the chain, as its spec says: a modifier through the
+    /// prefix, temperature, or a truncation while it is on; an off stage is
+    /// the one before, renamed.
     fn apply(&mut self, kind: StageKind, previous: &Stage) -> Result<Stage> {
         let (s, inputs) = (self.s, self.inputs);
-        let name = kind.name();
-        let min_keep = s.min_keep;
-        let truncate = |mask: Vec<bool>, probs: &[f64]| keep_at_least(mask, probs, min_keep);
-        Ok(match kind {
-            k if k.is_logit_modifier() => {
-                let stage = self.prefix.apply(k, previous, &self.raw.probs, self.history, s, inputs)?;
+        let spec = kind.spec();
+        Ok(match spec.apply {
+            Apply::Modifier(_) => {
+                let stage = self.prefix.apply(kind, previous, &self.raw.probs, self.history, s, inputs)?;
                 self.synced &= Arc::ptr_eq(&stage.probs, &previous.probs);
                 stage
             }
-            StageKind::Temperature => self.apply_temperature(previous, s.temperature),
-            StageKind::TopK if s.top_k > 0 => {
-                // Tokens near the top now: the raw ranking's first k, plus room
-                // for every token a modifier moved (any hint gives the exact set).
-                let order = &self.raw.order;
-                let near_top = &order[..(s.top_k.max(min_keep) + self.prefix.moved).min(order.len())];
-                self.truncation(name, previous, |p, _| top_k_mask_hinted(p, s.top_k.max(min_keep), near_top))
+            Apply::Temperature => self.apply_temperature(previous, s.temperature),
+            Apply::Cut(mask_of) if (spec.is_on)(s) => {
+                let (raw, moved) = (self.raw, self.prefix.moved);
+                let raw_order = &raw.order[..];
+                self.truncation(spec.name, previous, |probs, logits| mask_of(&Cut { probs, logits, s, inputs, raw_order, moved }))
             }
-            StageKind::TopP if s.top_p < 1.0 => self.truncation(name, previous, |p, _| truncate(top_p_mask(p, s.top_p), p)),
-            StageKind::MinP if s.min_p > 0.0 => self.truncation(name, previous, |p, _| truncate(min_p_mask(p, s.min_p), p)),
-            StageKind::TypicalP if s.typical_p < 1.0 => {
-                self.truncation(name, previous, |p, _| typical_p_mask(p, s.typical_p, min_keep))
-            }
-            StageKind::TypicalPLlama if s.typical_p < 1.0 => {
-                self.truncation(name, previous, |p, _| typical_p_llama_mask(p, s.typical_p, min_keep))
-            }
-            StageKind::EpsilonCutoff if s.epsilon_cutoff > 0.0 => {
-                self.truncation(name, previous, |p, _| epsilon_mask(p, s.epsilon_cutoff, min_keep))
-            }
-            StageKind::EtaCutoff if s.eta_cutoff > 0.0 => {
-                self.truncation(name, previous, |p, _| eta_mask(p, s.eta_cutoff, min_keep))
-            }
-            StageKind::TopNSigma if s.top_n_sigma > 0.0 => {
-                self.truncation(name, previous, |p, z| truncate(top_n_sigma_mask(z, s.top_n_sigma), p))
-            }
-            StageKind::Xtc if s.xtc_probability > 0.0 && s.xtc_threshold <= 0.5 => self.truncation(name, previous, |p, _| {
-                xtc_mask(p, s.xtc_threshold, s.xtc_probability, inputs.xtc_coin, min_keep)
-            }),
-            StageKind::Mirostat if s.mirostat != 0 => {
-                let mu = inputs.mirostat_mu.unwrap_or_else(|| initial_mu(s.mirostat_tau));
-                let vocab = self.raw.logits.len();
-                self.truncation(name, previous, |p, _| {
-                    let mask = if s.mirostat == 1 { mirostat_v1_mask(p, mu, vocab) } else { mirostat_v2_mask(p, mu) };
-                    truncate(mask, p)
-                })
-            }
-            _ => {
+            Apply::Cut(_) => {
                 // Off: the stage before, renamed. Its underflowed tokens still
                 // get -inf (once), so a later temperature cannot revive them.
                 if !self.synced {
                     drop_unkept(&mut self.prefix.z, &previous.kept);
                     self.synced = true;
                 }
-                previous.renamed(name)
+                previous.renamed(spec.name)
             }
         })
     }

@@ -1,13 +1,14 @@
-//! The chain's leading run of logit modifiers (the sequence bias, the
-//! penalties, no-repeat-ngram, the bias and bans, DRY: see `modifiers`),
+//! The chain's leading run of logit modifiers (the stages whose spec applies
+//! an `Apply::Modifier`: the sequence bias, the penalties, no-repeat-ngram,
+//! the bias and bans, DRY),
 //! which no temperature or truncation changes. A slider move on any of those
 //! reuses them (see `memo`).
 
-use super::chain::StageKind;
-use super::modifiers::modified;
+use super::kind::StageKind;
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
 use super::softmax::Nearby;
+use super::spec::Apply;
 use super::stage::Stage;
 use super::state::StepInputs;
 use crate::error::Result;
@@ -46,7 +47,12 @@ impl Prefix {
         s: &RuleSettings,
         inputs: &StepInputs,
     ) -> Result<Stage> {
-        let Some((z, touched)) = modified(kind, &self.z, history, s, inputs) else {
+        let spec = kind.spec();
+        let modified = match spec.apply {
+            Apply::Modifier(modify) if (spec.is_on)(s) => modify(&self.z, history, s, inputs),
+            _ => None,
+        };
+        let Some((z, touched)) = modified else {
             return Ok(previous.renamed(kind.name()));
         };
         if z.iter().all(|&v| v == f64::NEG_INFINITY) {

@@ -2,6 +2,10 @@
 //! listed sequence. A one-token sequence is always biased; a longer one only
 //! when the history ends with all but its last token. Biases add up.
 
+use super::bias::apply_bias_and_bans;
+use super::kind::StageKind;
+use super::spec::{Apply, StageSpec, Takes};
+
 /// `(token id, total bias)` for the next position, in the order listed.
 pub fn sequence_biases(history: &[u32], sequences: &[(Vec<u32>, f64)]) -> Vec<(u32, f64)> {
     let mut out: Vec<(u32, f64)> = Vec::new();
@@ -16,6 +20,25 @@ pub fn sequence_biases(history: &[u32], sequences: &[(Vec<u32>, f64)]) -> Vec<(u
     }
     out
 }
+
+/// The stage: Hugging Face's sequence bias on the logits.
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::SequenceBias,
+    name: "sequence_bias",
+    label: "sequence bias",
+    what: "adds a bias to the token that would complete a listed token sequence (a one-token sequence always)",
+    engines: "Hugging Face (sequence_bias, SequenceBiasLogitsProcessor)",
+    reads: &["sequence_bias"],
+    switches: &["sequence_bias"],
+    is_on: |s| !s.sequence_bias.is_empty(),
+    apply: Apply::Modifier(|z, history, s, _| {
+        let biases = sequence_biases(history, &s.sequence_bias);
+        (!biases.is_empty()).then(|| (apply_bias_and_bans(z, &biases, &[]), biases.len()))
+    }),
+    alone: None,
+    takes: Takes::Nothing,
+    shown_when_off: false,
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,14 +1,10 @@
 //! What a step of generation brings to the rules beyond the settings and the
 //! history: XTC's coin, mirostat's state and DRY's breaker ids. The session
-//! supplies them from its `SamplerState` (`StepInputs::for_settings`, the one
-//! place that decides which stage takes what); the page's own Previewer gets
-//! the same state from the worker, so its previews cut as the step will.
+//! supplies them from its `SamplerState` (`StepInputs::for_settings`, in
+//! `chain`: each stage's spec says what it takes); the page's own Previewer
+//! gets the same state from the worker, so its previews cut as the step will.
 
 use serde::{Deserialize, Serialize};
-
-use super::chain::StageKind;
-use super::dry::Dry;
-use super::settings::RuleSettings;
 
 /// What a generation carries between steps for the stateful and random
 /// stages, whatever the settings: the seeded RNG's next number (XTC's coin
@@ -33,23 +29,4 @@ pub struct StepInputs {
     /// session resolves them from `dry_sequence_breakers` and the tokenizer.
     #[serde(skip)]
     pub dry_breakers: Vec<u32>,
-}
-
-impl StepInputs {
-    /// The inputs a step under `s` takes from `state`: the coin while XTC is
-    /// live, mu (or its start, 2 tau) while mirostat is, and the breaker ids
-    /// (`breakers`, called only then) while DRY is.
-    pub fn for_settings(s: &RuleSettings, state: &SamplerState, breakers: impl FnOnce() -> Vec<u32>) -> StepInputs {
-        let stages = s.stages();
-        let xtc_live = s.xtc_probability > 0.0 && s.xtc_threshold <= 0.5 && stages.contains(&StageKind::Xtc);
-        let mirostat_live = s.mirostat != 0 && stages.contains(&StageKind::Mirostat);
-        let dry_live = Dry { multiplier: s.dry_multiplier, base: s.dry_base, allowed_length: 0, penalty_last_n: s.dry_penalty_last_n }
-            .is_on()
-            && stages.contains(&StageKind::Dry);
-        StepInputs {
-            xtc_coin: xtc_live.then_some(state.next_coin),
-            mirostat_mu: mirostat_live.then(|| state.mirostat_mu.unwrap_or_else(|| super::mirostat::initial_mu(s.mirostat_tau))),
-            dry_breakers: if dry_live { breakers() } else { Vec::new() },
-        }
-    }
 }

@@ -1,5 +1,8 @@
 //! Temperature: divide the logits by tau before the softmax.
 
+use super::kind::StageKind;
+use super::spec::{Apply, StageSpec, Takes};
+
 use super::raw::RawDistribution;
 use super::softmax::{Nearby, Softmax, argmax, softmax_parts};
 
@@ -45,6 +48,22 @@ impl Tempered {
         Nearby { logits: &self.logits, probs: &self.softmax.probs, log_norm: self.softmax.log_norm }
     }
 }
+
+/// The stage: temperature (the pipeline measures it from `Tempered`).
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::Temperature,
+    name: "temperature",
+    label: "temperature",
+    what: "divides the logits by tau (0 = greedy)",
+    engines: "every engine; Hugging Face applies it first, llama.cpp last",
+    reads: &["temperature"],
+    switches: &["temperature"],
+    is_on: |s| s.temperature != 1.0,
+    apply: Apply::Temperature,
+    alone: None,
+    takes: Takes::Nothing,
+    shown_when_off: true,
+};
 
 #[cfg(test)]
 mod tests {

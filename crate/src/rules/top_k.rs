@@ -1,5 +1,9 @@
 //! Top-k: keep the k most likely tokens.
 
+use super::kind::StageKind;
+use super::settings::RuleSettings;
+use super::spec::{AloneCut, Apply, StageSpec, Takes};
+
 use super::ranking::{Candidate, collect_candidates, mask_of_ids, partition_best};
 
 /// Returns the mask of the `k` most probable tokens among those with
@@ -44,6 +48,37 @@ pub fn top_k_mask_hinted(probs: &[f64], k: usize, hint: &[u32]) -> Vec<bool> {
         .collect();
     partition_best(&mut candidates, k);
     mask_of_ids(candidates[..k].iter().map(|c| c.1), probs.len())
+}
+
+/// The stage: top-k (its alone column is measured whatever k, as the course shows it).
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::TopK,
+    name: "top_k",
+    label: "top-k",
+    what: "keeps the k most likely tokens (at least min_keep), ties by lower id",
+    engines: "every engine (Hugging Face keeps all tokens tied with the k-th)",
+    reads: &["top_k", "min_keep"],
+    switches: &["top_k"],
+    is_on: |s| s.top_k != 0,
+    apply: Apply::Cut(|c| {
+        // Tokens near the top now: the raw ranking's first k, plus room for
+        // every token a modifier moved (any hint gives the exact set).
+        let k = c.s.top_k.max(c.s.min_keep);
+        let near_top = &c.raw_order[..(k + c.moved).min(c.raw_order.len())];
+        top_k_mask_hinted(c.probs, k, near_top)
+    }),
+    alone: Some(AloneCut {
+        always: true,
+        key: |s, _| vec![alone_k(s) as f64],
+        mask: |raw, s, _| raw.top_k_mask(alone_k(s)),
+    }),
+    takes: Takes::Nothing,
+    shown_when_off: true,
+};
+
+/// Top-k alone keeps at least `min_keep` when it is on.
+fn alone_k(s: &RuleSettings) -> usize {
+    s.top_k.max(if s.top_k > 0 { s.min_keep } else { 0 })
 }
 
 #[cfg(test)]

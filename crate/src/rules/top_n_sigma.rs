@@ -3,6 +3,10 @@
 //! mean and the (population) standard deviation are taken over the finite
 //! logits, as llama.cpp does; on logits, so it reads the stage's logits.
 
+use super::kind::StageKind;
+use super::min_keep::keep_at_least;
+use super::spec::{AloneCut, Apply, StageSpec, Takes};
+
 /// Keeps `z_i >= max - n * std` (finite `z_i`); `n <= 0` keeps every finite logit.
 pub fn top_n_sigma_mask(logits: &[f64], n: f64) -> Vec<bool> {
     let finite = || logits.iter().copied().filter(|z| z.is_finite());
@@ -16,6 +20,26 @@ pub fn top_n_sigma_mask(logits: &[f64], n: f64) -> Vec<bool> {
     let floor = max - n * var.sqrt();
     logits.iter().map(|&z| z.is_finite() && z >= floor).collect()
 }
+
+/// The stage: top-n-sigma, on the logits as they flow.
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::TopNSigma,
+    name: "top_n_sigma",
+    label: "top-n-σ",
+    what: "keeps tokens whose logit is within n standard deviations of the largest logit",
+    engines: "llama.cpp (top_n_sigma; <= 0 = off there, 0 = off here)",
+    reads: &["top_n_sigma", "min_keep"],
+    switches: &["top_n_sigma"],
+    is_on: |s| s.top_n_sigma > 0.0,
+    apply: Apply::Cut(|c| c.at_least(top_n_sigma_mask(c.logits, c.s.top_n_sigma))),
+    alone: Some(AloneCut {
+        always: false,
+        key: |s, _| vec![s.top_n_sigma],
+        mask: |raw, s, _| keep_at_least(top_n_sigma_mask(&raw.logits, s.top_n_sigma), &raw.probs, s.min_keep),
+    }),
+    takes: Takes::Nothing,
+    shown_when_off: false,
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,10 @@
 //! sorted running sum is taken on that prefix to decide exactly as the
 //! definition does.
 
+use super::kind::StageKind;
+use super::min_keep::keep_at_least;
+use super::spec::{AloneCut, Apply, StageSpec, Takes};
+
 use super::ranking::{Candidate, collect_candidates, compare_candidates, mask_of_ids, partition_best};
 
 /// Below this many candidates a slice is simply sorted.
@@ -96,6 +100,26 @@ fn count_nucleus_sorted(candidates: &mut [Candidate], p: f64, hint: usize) -> us
         prefix = (prefix * 2).min(candidates.len());
     }
 }
+
+/// The stage: top-p (its alone column is measured whatever p, as the course shows it).
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::TopP,
+    name: "top_p",
+    label: "top-p",
+    what: "keeps the smallest top set whose mass reaches p (at least min_keep)",
+    engines: "every engine",
+    reads: &["top_p", "min_keep"],
+    switches: &["top_p"],
+    is_on: |s| s.top_p < 1.0,
+    apply: Apply::Cut(|c| c.at_least(top_p_mask(c.probs, c.s.top_p))),
+    alone: Some(AloneCut {
+        always: true,
+        key: |s, _| vec![s.top_p],
+        mask: |raw, s, _| keep_at_least(raw.top_p_mask(s.top_p), &raw.probs, s.min_keep),
+    }),
+    takes: Takes::Nothing,
+    shown_when_off: true,
+};
 
 #[cfg(test)]
 mod tests {

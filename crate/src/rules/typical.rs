@@ -13,6 +13,9 @@
 //! Both keep at least `min_keep` tokens in that same order (the most typical,
 //! not the most probable). `p >= 1` keeps every possible token.
 
+use super::kind::StageKind;
+use super::spec::{AloneCut, Apply, StageSpec, Takes};
+
 use std::cmp::Ordering;
 
 /// `(distance |-ln p - H|, id)` of every possible token, unordered.
@@ -114,6 +117,46 @@ pub fn typical_p_llama_mask(probs: &[f64], p: f64, min_keep: usize) -> Vec<bool>
         whole.then_some(front.len())
     })
 }
+
+/// The stage: Hugging Face's typical sampling.
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::TypicalP,
+    name: "typical_p",
+    label: "typical (HF)",
+    what: "locally typical sampling: keeps the tokens whose surprise is closest to the entropy until their mass reaches typical_p; every token tied with the last one is kept",
+    engines: "Hugging Face (typical_p, TypicalLogitsWarper: cumulative mass >= p, ties at the cut kept)",
+    reads: &["typical_p", "min_keep"],
+    switches: &["typical_p"],
+    is_on: |s| s.typical_p < 1.0,
+    apply: Apply::Cut(|c| typical_p_mask(c.probs, c.s.typical_p, c.s.min_keep)),
+    alone: Some(AloneCut {
+        always: false,
+        key: |s, _| vec![s.typical_p],
+        mask: |raw, s, _| typical_p_mask(&raw.probs, s.typical_p, s.min_keep),
+    }),
+    takes: Takes::Nothing,
+    shown_when_off: false,
+};
+
+/// The stage: llama.cpp's typical sampling.
+pub(crate) const SPEC_LLAMA: StageSpec = StageSpec {
+    kind: StageKind::TypicalPLlama,
+    name: "typical_p_llama",
+    label: "typical (llama)",
+    what: "locally typical sampling as llama.cpp does it: the same ordering, stops once the mass exceeds typical_p, exactly that many tokens (ties by lower id)",
+    engines: "llama.cpp (typical_p: cumulative mass > p, ties cut by sort order)",
+    reads: &["typical_p", "min_keep"],
+    switches: &["typical_p"],
+    is_on: |s| s.typical_p < 1.0,
+    apply: Apply::Cut(|c| typical_p_llama_mask(c.probs, c.s.typical_p, c.s.min_keep)),
+    alone: Some(AloneCut {
+        always: false,
+        key: |s, _| vec![s.typical_p],
+        mask: |raw, s, _| typical_p_llama_mask(&raw.probs, s.typical_p, s.min_keep),
+    }),
+    takes: Takes::Nothing,
+    shown_when_off: false,
+};
 
 #[cfg(test)]
 mod tests {

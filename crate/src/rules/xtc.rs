@@ -6,6 +6,9 @@
 //! above 0.5 never acts), or when the cut would leave fewer than `min_keep`.
 //! The coin comes from the session's seeded RNG (`StepInputs::xtc_coin`).
 
+use super::kind::StageKind;
+use super::spec::{AloneCut, Apply, StageSpec, Takes};
+
 use super::ranking::{collect_candidates, compare_candidates};
 
 /// The tokens XTC keeps. `coin = None` (a preview with no session, the rule
@@ -27,6 +30,26 @@ pub fn xtc_mask(probs: &[f64], threshold: f64, probability: f64, coin: Option<f6
     }
     mask
 }
+
+/// The stage: XTC, with the step's coin (alone, as if it came up when there is none).
+pub(crate) const SPEC: StageSpec = StageSpec {
+    kind: StageKind::Xtc,
+    name: "xtc",
+    label: "XTC",
+    what: "exclude top choices: with probability xtc_probability (a coin from the seeded RNG) removes every token above xtc_threshold except the least likely of them",
+    engines: "llama.cpp (xtc_probability, xtc_threshold; a threshold above 0.5 does nothing)",
+    reads: &["xtc_probability", "xtc_threshold", "min_keep"],
+    switches: &["xtc_probability"],
+    is_on: |s| s.xtc_probability > 0.0 && s.xtc_threshold <= 0.5,
+    apply: Apply::Cut(|c| xtc_mask(c.probs, c.s.xtc_threshold, c.s.xtc_probability, c.inputs.xtc_coin, c.s.min_keep)),
+    alone: Some(AloneCut {
+        always: false,
+        key: |s, inputs| vec![s.xtc_threshold, s.xtc_probability, inputs.xtc_coin.unwrap_or(-1.0)],
+        mask: |raw, s, inputs| xtc_mask(&raw.probs, s.xtc_threshold, s.xtc_probability, inputs.xtc_coin, s.min_keep),
+    }),
+    takes: Takes::Coin,
+    shown_when_off: false,
+};
 
 #[cfg(test)]
 mod tests {

@@ -34,9 +34,9 @@ impl Session {
         settings.validate(self.model.info().vocab_size)?;
         self.beam_cancel()?;
         // A search from broken logits would drop every candidate silently.
-        self.summary()?;
+        self.position.summary()?;
         let history = self.history();
-        let job = beam::BeamSearch::new(self.model.as_ref(), &history[self.dropped..], &self.pending, settings);
+        let job = beam::BeamSearch::new(self.model.as_ref(), &history[self.dropped..], self.position.logits(), settings);
         let progress = job.progress();
         self.beam_job = Some(job);
         Ok(progress)

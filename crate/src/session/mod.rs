@@ -17,10 +17,12 @@
 use crate::bail;
 use crate::beam;
 use crate::counters::{Counters, PathCost};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::lm::{self, LanguageModel, ModelInfo};
-use crate::report::{CacheCheck, ChosenToken, Distribution, PositionSummary, StepReport, StopReason};
+use crate::position::Position;
+use crate::report::{CacheCheck, ChosenToken, Distribution, StepReport, StopReason};
 use crate::rng::Rng;
+use crate::report;
 use crate::rules;
 use crate::tokenizer::Tokenizer;
 
@@ -48,16 +50,12 @@ pub struct Session {
     prompt: Vec<u32>,
     generated: Vec<Generated>,
     rng: Rng,
-    /// Mirostat's mu for the next token (None: 2 tau); DRY's breakers as ids (`sampler_state`).
+    /// Mirostat's mu for the next token (None: 2 tau).
     mirostat_mu: Option<f64>,
-    dry_breakers: std::cell::RefCell<Option<(Vec<String>, Vec<u32>)>>,
-    /// Raw logits for the next position (never modified: every rule copies).
-    pending: Vec<f64>,
-    /// What no setting changes about `pending` (its softmax, ranking and
-    /// entropy curve), measured once per position; or, when the model gave
-    /// NaN or infinite logits there, the message saying so, which every call
-    /// that would draw, preview or search from them returns instead.
-    summary: Result<PositionSummary>,
+    /// The next position: its raw logits (never modified: every rule
+    /// copies), their summary, and the history and sampler state it is
+    /// previewed and drawn with (`sync_position`), DRY's breakers as ids.
+    position: Position,
     stopped: Option<StopReason>,
     /// What a full recompute would have cost for the steps run with the cache.
     naive_shadow: PathCost,
@@ -84,9 +82,7 @@ impl Session {
             generated: Vec::new(),
             rng: Rng::new(0),
             mirostat_mu: None,
-            dry_breakers: Default::default(),
-            pending: Vec::new(),
-            summary: Err(Error::new("no prompt yet: start a generation first")),
+            position: Position::default(),
             stopped: None,
             naive_shadow: PathCost::default(),
             cache_check: None,
@@ -131,7 +127,7 @@ impl Session {
 
     /// The raw logits for the next position.
     pub fn pending_logits(&self) -> &[f64] {
-        &self.pending
+        self.position.logits()
     }
 
     /// The index in the sequence of the token the pending logits predict.
@@ -181,16 +177,17 @@ impl Session {
         self.stopped = None;
         self.naive_shadow = PathCost::default();
         self.beam_work = Counters::default();
-        self.refill(settings.use_cache)?;
+        let refilled = self.refill(settings.use_cache);
+        self.sync_position();
+        refilled?;
         self.report(self.describe(settings)?.0, None)
     }
 
     /// The rules on the pending logits with new settings; no model call.
     pub fn preview(&self, settings: &GenerationSettings) -> Result<Distribution> {
         self.require_started()?;
-        // The rules check their own fields when they run (`describe`).
-        settings.validate_beyond_rules()?;
-        Ok(self.describe(settings)?.0)
+        let text = |id| self.tokenizer.id_to_piece(id);
+        self.position.preview(settings, &self.vocabulary(&text), &report::describer(self.tokenizer.as_ref()))
     }
 
     /// Scores a text (the user's message when `chat`): every token's
@@ -222,27 +219,30 @@ impl Session {
         if let Some(reason) = self.stopped {
             bail!("generation has stopped ({}); rewind, or reset with a new prompt", reason.describe());
         }
-        let inputs = self.step_inputs(settings);
-        let (dist, final_probs) = self.describe_at(settings, &inputs)?;
         let (rng_before, mu_before) = (self.rng.clone(), self.mirostat_mu);
-        let coin = self.draw_coin(&inputs);
-        let id = rules::sample_inverse_cdf(&final_probs, coin);
-        let chosen = ChosenToken {
-            id: id as u32,
-            text: self.tokenizer.id_to_piece(id as u32),
-            display: self.tokenizer.display(id as u32),
-            prob: final_probs[id],
-            rank: rules::rank_of(&self.pending, id),
-            coin,
-            special: self.tokenizer.is_special(id as u32),
+        let drawn = {
+            let text = |id| self.tokenizer.id_to_piece(id);
+            let names = report::describer(self.tokenizer.as_ref());
+            let vocabulary = crate::position::Vocabulary { size: self.tokenizer.vocab_size(), text: &text };
+            self.position.draw(settings, &mut self.rng, &vocabulary, &names)?
         };
-        self.advance_mirostat(settings, &inputs, final_probs[id]);
+        let id = drawn.id as usize;
+        let chosen = ChosenToken {
+            id: drawn.id,
+            text: self.tokenizer.id_to_piece(drawn.id),
+            display: self.tokenizer.display(drawn.id),
+            prob: drawn.final_probs[id],
+            rank: rules::rank_of(self.position.logits(), id),
+            coin: drawn.coin,
+            special: self.tokenizer.is_special(drawn.id),
+        };
+        self.advance_mirostat(settings, &drawn.inputs, drawn.final_probs[id]);
         self.generated.push(Generated { chosen: chosen.clone(), rng_before, mu_before });
         self.stopped = self.stop_reason(settings, info.eos_id, info.context);
-        if self.stopped.is_none() {
-            self.feed(id as u32, settings)?;
-        }
-        self.report(dist, Some(chosen))
+        let fed = if self.stopped.is_none() { self.feed(drawn.id, settings) } else { Ok(()) };
+        self.sync_position();
+        fed?;
+        self.report(drawn.distribution, Some(chosen))
     }
 
     /// Keeps the first `n` generated tokens and makes the distribution at
@@ -260,21 +260,18 @@ impl Session {
         }
         self.generated.truncate(n);
         self.stopped = None;
-        self.restore_pending(settings.use_cache)?;
+        let restored = self.restore_pending(settings.use_cache);
+        self.sync_position();
+        restored?;
         self.report(self.describe(settings)?.0, None)
     }
 
     /// Beam search from the current state; the session's own state is unchanged.
     fn require_started(&self) -> Result<()> {
-        if self.pending.is_empty() {
+        if !self.position.is_set() {
             bail!("no prompt yet: start a generation first");
         }
         Ok(())
-    }
-
-    /// The position's summary, or why there is none (broken logits).
-    fn summary(&self) -> Result<&PositionSummary> {
-        self.summary.as_ref().map_err(Clone::clone)
     }
 
     /// Feeds one generated token, sliding the window first if it is full.
@@ -345,8 +342,7 @@ impl Session {
         // Broken logits are kept (the cache and the history stay consistent,
         // and rewinding past them works) but never summarised or drawn from.
         let checked = lm::check_output(&logits, self.pending_position());
-        self.pending = logits.iter().map(|&x| x as f64).collect();
-        self.summary = checked.and_then(|()| PositionSummary::new(self.pending.clone()));
+        self.position.set_logits(logits.iter().map(|&x| x as f64).collect(), checked);
         Ok(())
     }
 

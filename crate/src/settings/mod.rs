@@ -8,10 +8,6 @@ use crate::bail;
 use crate::error::Result;
 use crate::rules::RuleSettings;
 
-mod table;
-
-pub use table::{Choice, Course, NumberRange, SettingsTable};
-
 /// The longest generation one run may ask for.
 pub const MAX_NEW: usize = 4096;
 /// The most beams a search keeps.

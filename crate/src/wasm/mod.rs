@@ -230,19 +230,14 @@ impl Playground {
 
 /// The decoding rules alone, for the page's own thread: a slider move is
 /// answered from the last raw logits without a round trip to the worker,
-/// so every panel repaints in the same frame.
+/// so every panel repaints in the same frame. It is a `Position` (the
+/// worker's pending one, handed over after each reply) with the vocabulary's
+/// text: the session's own preview path.
 #[wasm_bindgen]
 pub struct Previewer {
     /// Every token's text and visible form (`packed_vocab`).
     vocab: crate::tokenizer::PackedVocab,
-    /// The pending position, measured once by `set_state`.
-    summary: Option<crate::report::PositionSummary>,
-    history: Vec<u32>,
-    position: usize,
-    /// The worker's RNG and mirostat state (`set_sampler_state`), and DRY's
-    /// breaker ids resolved from `text` for the breakers they were made for.
-    state: crate::rules::SamplerState,
-    breakers: std::cell::RefCell<(Vec<String>, Vec<u32>)>,
+    position: crate::position::Position,
 }
 
 #[wasm_bindgen]
@@ -264,9 +259,10 @@ impl Previewer {
         if raw.len() != self.vocab.len() {
             return Err(js_sys::Error::new(&format!("Previewer: {} logits for a vocabulary of {}", raw.len(), self.vocab.len())).into());
         }
-        self.summary = Some(crate::report::PositionSummary::new(raw).map_err(err)?);
-        self.history = history;
-        self.position = position;
+        self.position.set_logits(raw, Ok(()));
+        self.position.summary().map_err(err)?;
+        self.position.history = history;
+        self.position.index = position;
         Ok(())
     }
 
@@ -274,36 +270,26 @@ impl Previewer {
     /// (`Playground.pending_sampler_state`), so a preview here cuts as the
     /// worker's step will, whichever settings the preview is for.
     pub fn set_sampler_state(&mut self, state_js: JsValue) -> Result<(), JsValue> {
-        self.state = serde_wasm_bindgen::from_value(state_js).map_err(|e| js_sys::Error::new(&e.to_string()))?;
+        self.position.state = serde_wasm_bindgen::from_value(state_js).map_err(|e| js_sys::Error::new(&e.to_string()))?;
         Ok(())
     }
 
     /// The same Distribution `Playground.preview` returns, computed here.
     pub fn preview(&self, settings_js: JsValue) -> Result<JsValue, JsValue> {
-        let Some(summary) = &self.summary else {
+        if !self.position.is_set() {
             return Err(js_sys::Error::new("Previewer: no logits yet (call set_state after a step)").into());
-        };
+        }
         let s = settings(settings_js)?;
-        // The rules check their own fields when they run (`describe`): each field once.
-        s.validate_beyond_rules().map_err(err)?;
         let names = |id: u32| (self.vocab.text(id).to_string(), self.vocab.display(id).to_string());
-        let inputs = crate::rules::StepInputs::for_settings(&s.rules, &self.state, || {
-            let mut cache = self.breakers.borrow_mut();
-            if cache.0 != s.rules.dry_sequence_breakers || cache.1.is_empty() {
-                let ids = crate::rules::breaker_token_ids(self.vocab.len(), |id| self.vocab.text(id), &s.rules.dry_sequence_breakers);
-                *cache = (s.rules.dry_sequence_breakers.clone(), ids);
-            }
-            cache.1.clone()
-        });
-        let (dist, _) = crate::report::describe_with(summary, &self.history, &s.rules, s.top_n, self.position, &names, &inputs)
-            .map_err(err)?;
-        to_js(&dist)
+        let text = |id: u32| self.vocab.text(id).to_string();
+        let vocab = crate::position::Vocabulary { size: self.vocab.len(), text: &text };
+        to_js(&self.position.preview(&s, &vocab, &names).map_err(err)?)
     }
 }
 
 impl Previewer {
     /// A Previewer over `vocab`, before any state.
     fn with_vocab(vocab: crate::tokenizer::PackedVocab) -> Previewer {
-        Previewer { vocab, summary: None, history: Vec::new(), position: 0, state: Default::default(), breakers: Default::default() }
+        Previewer { vocab, position: Default::default() }
     }
 }

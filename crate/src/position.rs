@@ -1,0 +1,127 @@
+//! One position of a generation as the rules see it: its raw logits (and
+//! what no setting changes about them), the history before it, the sampler
+//! state a step there starts from (the RNG's next number, mirostat's mu) and
+//! DRY's breakers resolved to ids. `preview` runs the rules there with any
+//! settings; `draw` is a step's own preview plus the draw. The session holds
+//! one (its pending position), and the page's own `Previewer` is one (the
+//! worker's position, handed over after each reply): one preview path.
+
+use std::cell::RefCell;
+
+use crate::error::{Error, Result};
+use crate::report::{self, Describer, Distribution, PositionSummary};
+use crate::rng::Rng;
+use crate::rules::{self, SamplerState, StepInputs};
+use crate::settings::GenerationSettings;
+
+/// A position's text source: the vocabulary size and each token's text.
+pub struct Vocabulary<'a> {
+    pub size: usize,
+    pub text: &'a dyn Fn(u32) -> String,
+}
+
+/// What a step drew at a position.
+pub struct Drawn {
+    pub distribution: Distribution,
+    /// The final stage's probabilities over the whole vocabulary.
+    pub final_probs: Vec<f64>,
+    pub inputs: StepInputs,
+    pub id: u32,
+    pub coin: f64,
+}
+
+pub struct Position {
+    /// The raw logits (f64, the rules' precision), never modified.
+    logits: Vec<f64>,
+    /// What no setting changes about `logits`, measured once; or, when the
+    /// model gave NaN or infinite logits there, the message saying so, which
+    /// every preview and draw returns instead.
+    summary: Result<PositionSummary>,
+    /// Every token before this position (prompt then generated).
+    pub history: Vec<u32>,
+    /// The index in the sequence of the token this position predicts.
+    pub index: usize,
+    /// The RNG's next number and mirostat's mu a step here starts from.
+    pub state: SamplerState,
+    /// DRY's breaker ids, for the breaker strings they were resolved from.
+    breakers: RefCell<Option<(Vec<String>, Vec<u32>)>>,
+}
+
+impl Default for Position {
+    fn default() -> Self {
+        Position {
+            logits: Vec::new(),
+            summary: Err(Error::new("no prompt yet: start a generation first")),
+            history: Vec::new(),
+            index: 0,
+            state: SamplerState::default(),
+            breakers: RefCell::default(),
+        }
+    }
+}
+
+impl Position {
+    /// New raw logits here; `checked` is the model's verdict on them (broken
+    /// logits are kept, never summarised or drawn from). DRY's breaker ids stay.
+    pub fn set_logits(&mut self, logits: Vec<f64>, checked: Result<()>) {
+        self.summary = checked.and_then(|()| PositionSummary::new(logits.clone()));
+        self.logits = logits;
+    }
+
+    pub fn logits(&self) -> &[f64] {
+        &self.logits
+    }
+
+    /// Whether logits have been set.
+    pub fn is_set(&self) -> bool {
+        !self.logits.is_empty()
+    }
+
+    /// The position's summary, or why there is none (broken logits).
+    pub fn summary(&self) -> Result<&PositionSummary> {
+        self.summary.as_ref().map_err(Clone::clone)
+    }
+
+    /// The inputs a step here takes under `s`: XTC's coin, mirostat's mu,
+    /// DRY's breaker ids (resolved once per list of breakers).
+    pub fn inputs(&self, s: &GenerationSettings, vocab: &Vocabulary) -> StepInputs {
+        let breakers = &s.rules.dry_sequence_breakers;
+        StepInputs::for_settings(&s.rules, &self.state, || {
+            let mut cache = self.breakers.borrow_mut();
+            if let Some((for_list, ids)) = cache.as_ref()
+                && for_list == breakers
+            {
+                return ids.clone();
+            }
+            let ids = rules::breaker_token_ids(vocab.size, vocab.text, breakers);
+            *cache = Some((breakers.clone(), ids.clone()));
+            ids
+        })
+    }
+
+    /// The rules here with `inputs`: the view and the final probabilities.
+    pub fn describe(&self, s: &GenerationSettings, inputs: &StepInputs, names: Describer) -> Result<(Distribution, Vec<f64>)> {
+        report::describe_with(self.summary()?, &self.history, &s.rules, s.top_n, self.index, names, inputs)
+    }
+
+    /// The rules here with new settings; no model call. The rules check
+    /// their own fields when they run: each field once.
+    pub fn preview(&self, s: &GenerationSettings, vocab: &Vocabulary, names: Describer) -> Result<Distribution> {
+        s.validate_beyond_rules()?;
+        Ok(self.describe(s, &self.inputs(s, vocab), names)?.0)
+    }
+
+    /// A step's draw here: its preview, then the token the coin picks from
+    /// the final distribution (the coin after XTC's when XTC is on, as the
+    /// preview peeked it). `rng` advances; the position is unchanged.
+    pub fn draw(&self, s: &GenerationSettings, rng: &mut Rng, vocab: &Vocabulary, names: Describer) -> Result<Drawn> {
+        let inputs = self.inputs(s, vocab);
+        let (distribution, final_probs) = self.describe(s, &inputs, names)?;
+        if inputs.xtc_coin.is_some() {
+            rng.next_f64();
+        }
+        let coin = rng.next_f64();
+        let id = rules::sample_inverse_cdf(&final_probs, coin) as u32;
+        Ok(Drawn { distribution, final_probs, inputs, id, coin })
+    }
+}

@@ -15,14 +15,16 @@
 //!   `Activations::quantize`'s), the integer dot product is exact in i32 on
 //!   both, and the block's value is `(d_w·d_x)·isum [+ m_w·s_x]` in the same
 //!   f32 operations; a lone block leaves no sum to reorder (the other lanes
-//!   add exact zeros). Q4_K's `d·sc·d_x·isum` is associated differently
+//!   add exact zeros). Q4_K's and Q5_K's `d·sc·d_x·isum` is associated differently
 //!   (simd128 `((d·sc)·d_x)·isum`, scalar `(d·d_x)·(sc·isum)`); with
 //!   `d_x` a power of two (the block's largest |x| is 127·2^e) both round
-//!   only once, so it is bit for bit as well.
+//!   only once, so it is bit for bit as well. Q2_K, Q3_K and Q6_K take their
+//!   group scales in integers on both paths, so their blocks are the same
+//!   f32 operations anyway.
 //! - Whole rows: the paths add the same per-block values in other orders
 //!   (scalar one after another; simd128 in four lanes, blocks ≡ j mod 4,
 //!   then lane sums). Each order is within `(nb + 3)·u·Σ|v_b|` of the exact
-//!   sum of the values `v_b`, so they are within twice that. Q4_K's values
+//!   sum of the values `v_b`, so they are within twice that. Q4_K's and Q5_K's values
 //!   themselves may differ: each association rounds twice (`d·sc` is exact),
 //!   so by `4u·|a_b|` with `a_b` the block's product without its `dmin`
 //!   term, plus one rounding of the subtraction on each side (`2u·|v_b|`).
@@ -68,7 +70,7 @@ fn bound(f: BlockFormat, w: &[u8], k: usize, x: &[f32], m: usize, r: usize) -> f
     let (mut v, mut a) = (0f64, 0f64);
     for b in 0..nb {
         v += (block_value(f, row, xr, b) as f64).abs();
-        if f == BlockFormat::Q4K {
+        if matches!(f, BlockFormat::Q4K | BlockFormat::Q5K) {
             let mut no_min = row.to_vec();
             let blk = b / 8 * f.block_bytes();
             no_min[blk + 2..blk + 4].fill(0); // dmin = 0: the block's value is its product alone

@@ -134,8 +134,9 @@ pub fn check_tensors(f: &GgufFile, c: &ModelConfig) -> Result<()> {
         }
         if !t.ggml_type.can_dequantize() {
             bail!(
-                "tensor '{name}' is stored as {}, which this build cannot dequantise (it reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q6_K)",
-                t.ggml_type.name()
+                "tensor '{name}' is stored as {}, which this build cannot dequantise (it reads {})",
+                t.ggml_type.name(),
+                GgmlType::readable_list()
             );
         }
     }

@@ -10,8 +10,8 @@
 //! ```
 //! GGUF lists a matrix's dimensions innermost first: `[in, out]` is `out`
 //! rows of `in` numbers, i.e. ggml's `W` with `y = W x`. That is the layout
-//! the block kernels read, so a matrix of a format they have (Q4_0, Q4_1,
-//! Q5_0, Q5_1, Q8_0, Q4_K, Q6_K) stays as the file's bytes: every matrix is a view into
+//! the block kernels read, so a matrix of a format they have
+//! (`quant::BlockFormat::ALL`) stays as the file's bytes: every matrix is a view into
 //! one u8 tensor holding the whole file, which is neither copied nor
 //! dequantised. Any other type (and every matrix with `WeightStorage::F32`)
 //! is dequantised and, for burn's `y = x W`, transposed once to `[in, out]`.

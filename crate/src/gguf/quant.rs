@@ -9,13 +9,20 @@
 //! Q5_0  32 values, 22 B:  f16 d,  u32 high bits, 16 B nibbles     w = (q - 16)·d
 //! Q5_1  32 values, 24 B:  f16 d, f16 m, u32 high bits, 16 B       w = q·d + m
 //! Q8_0  32 values, 34 B:  f16 d, 32 × i8                          w = q·d
+//! Q2_K 256 values, 84 B:  16 B of 4-bit (scale, min) × 16, 64 B 2-bit codes, f16 d, f16 dmin
+//!                         w = d·scale_j·q - dmin·min_j   (j: which 16-value group)
+//! Q3_K 256 values, 110 B: 32 B high bits, 64 B 2-bit codes, 12 B of 6-bit scales × 16, f16 d
+//!                         w = d·(scale_j - 32)·(q - 4)    (j: which 16-value group)
 //! Q4_K 256 values, 144 B: f16 d, f16 dmin, 12 B of 6-bit (scale, min) × 8, 128 B nibbles
+//!                         w = d·scale_j·q - dmin·min_j   (j: which 32-value sub-block)
+//! Q5_K 256 values, 176 B: f16 d, f16 dmin, 12 B as Q4_K's, 32 B fifth bits, 128 B nibbles
 //!                         w = d·scale_j·q - dmin·min_j   (j: which 32-value sub-block)
 //! Q6_K 256 values, 210 B: 128 B low nibbles, 64 B high 2-bit pairs, 16 × i8 scales, f16 d
 //!                         w = d·scale_j·(q - 32)          (j: which 16-value sub-block)
 //! ```
 //! In the 32-value types, byte j of the nibbles holds value j (low nibble)
-//! and value j + 16 (high nibble).
+//! and value j + 16 (high nibble). Where each K-quant value's bits sit is
+//! told at its dequantiser below.
 
 use half::f16;
 
@@ -32,7 +39,10 @@ pub enum GgmlType {
     Q5_0,
     Q5_1,
     Q8_0,
+    Q2K,
+    Q3K,
     Q4K,
+    Q5K,
     Q6K,
     /// A type this reader can lay out (so the file parses) but not dequantise.
     Other { id: u32, name: &'static str, block: u64, bytes: u64 },
@@ -51,10 +61,10 @@ impl GgmlType {
             7 => Q5_1,
             8 => Q8_0,
             9 => other("Q8_1", 32, 36),
-            10 => other("Q2_K", 256, 84),
-            11 => other("Q3_K", 256, 110),
+            10 => Q2K,
+            11 => Q3K,
             12 => Q4K,
-            13 => other("Q5_K", 256, 176),
+            13 => Q5K,
             14 => Q6K,
             15 => other("Q8_K", 256, 292),
             16 => other("IQ2_XXS", 256, 66),
@@ -89,7 +99,10 @@ impl GgmlType {
             Q5_0 => "Q5_0",
             Q5_1 => "Q5_1",
             Q8_0 => "Q8_0",
+            Q2K => "Q2_K",
+            Q3K => "Q3_K",
             Q4K => "Q4_K",
+            Q5K => "Q5_K",
             Q6K => "Q6_K",
             Other { name, .. } => name,
         }
@@ -101,7 +114,7 @@ impl GgmlType {
         match self {
             F32 | F16 | BF16 => 1,
             Q4_0 | Q4_1 | Q5_0 | Q5_1 | Q8_0 => 32,
-            Q4K | Q6K => 256,
+            Q2K | Q3K | Q4K | Q5K | Q6K => 256,
             Other { block, .. } => block,
         }
     }
@@ -117,7 +130,10 @@ impl GgmlType {
             Q5_0 => 22,
             Q5_1 => 24,
             Q8_0 => 34,
+            Q2K => 84,
+            Q3K => 110,
             Q4K => 144,
+            Q5K => 176,
             Q6K => 210,
             Other { bytes, .. } => bytes,
         }
@@ -125,6 +141,19 @@ impl GgmlType {
 
     pub fn can_dequantize(self) -> bool {
         !matches!(self, GgmlType::Other { .. })
+    }
+
+    /// Every type `dequantize` reads, in the order messages name them.
+    pub const READABLE: [GgmlType; 13] = {
+        use GgmlType::*;
+        [F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2K, Q3K, Q4K, Q5K, Q6K]
+    };
+
+    /// `READABLE` for a message: "F32, F16, …, Q5_K and Q6_K".
+    pub fn readable_list() -> String {
+        let names: Vec<&str> = Self::READABLE.iter().map(|t| t.name()).collect();
+        let (last, rest) = names.split_last().expect("READABLE is not empty");
+        format!("{} and {last}", rest.join(", "))
     }
 
     /// Bytes of a tensor with these dimensions (innermost first); rows must be whole blocks.
@@ -148,10 +177,7 @@ fn half_at(b: &[u8], i: usize) -> f32 {
 /// `n` values of type `ty` from `bytes` (exactly `ty.bytes_for([n])` long).
 pub fn dequantize(ty: GgmlType, bytes: &[u8], n: usize) -> Result<Vec<f32>> {
     if !ty.can_dequantize() {
-        bail!(
-            "tensor type {} is not supported (this reader dequantises F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q6_K)",
-            ty.name()
-        );
+        bail!("tensor type {} is not supported (this reader dequantises {})", ty.name(), GgmlType::readable_list());
     }
     let expected = ty.bytes_for(&[n as u64])?;
     if bytes.len() as u64 != expected {
@@ -170,7 +196,10 @@ pub fn dequantize(ty: GgmlType, bytes: &[u8], n: usize) -> Result<Vec<f32>> {
         GgmlType::Q5_0 => blocks.for_each(|(b, o)| q5_0(b, o)),
         GgmlType::Q5_1 => blocks.for_each(|(b, o)| q5_1(b, o)),
         GgmlType::Q8_0 => blocks.for_each(|(b, o)| q8_0(b, o)),
+        GgmlType::Q2K => blocks.for_each(|(b, o)| q2_k(b, o)),
+        GgmlType::Q3K => blocks.for_each(|(b, o)| q3_k(b, o)),
         GgmlType::Q4K => blocks.for_each(|(b, o)| q4_k(b, o)),
+        GgmlType::Q5K => blocks.for_each(|(b, o)| q5_k(b, o)),
         GgmlType::Q6K => blocks.for_each(|(b, o)| q6_k(b, o)),
         GgmlType::Other { .. } => unreachable!("refused above"),
     }
@@ -252,6 +281,59 @@ fn q4_k(b: &[u8], o: &mut [f32]) {
     }
 }
 
+/// Q2_K: byte 16 + 32h + l holds, in bits 2s..2s + 2, the code of value
+/// 128h + 32s + l; group j's scale is the low nibble of byte j, its min the high one.
+fn q2_k(b: &[u8], o: &mut [f32]) {
+    let (sc, qs) = (&b[0..16], &b[16..80]);
+    let (d, dmin) = (half_at(b, 80), half_at(b, 82));
+    for (v, out) in o.iter_mut().enumerate() {
+        let (h, s, l) = (v / 128, v % 128 / 32, v % 32);
+        let q = (qs[32 * h + l] >> (2 * s)) & 3;
+        let g = sc[v / 16];
+        *out = (d * (g & 0xF) as f32) * q as f32 - dmin * (g >> 4) as f32;
+    }
+}
+
+/// Q3_K's sixteen 6-bit scales (before the −32) from their 12 packed bytes:
+/// the low 4 bits of scale j are the low (j < 8) or high (j ≥ 8) nibble of
+/// byte j % 8, its top 2 bits are bits 2(j / 4).. of byte 8 + j % 4.
+fn scales_k3(s: &[u8]) -> [u8; 16] {
+    core::array::from_fn(|j| {
+        let low = if j < 8 { s[j] & 0xF } else { s[j - 8] >> 4 };
+        low | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)
+    })
+}
+
+/// Q3_K: value 128h + 32s + l takes bits 2s..2s + 2 of byte 32 + 32h + l as
+/// its low code and bit 4h + s of byte l as its high bit; a clear high bit
+/// means −4 (so the code is −4..=3).
+fn q3_k(b: &[u8], o: &mut [f32]) {
+    let (hmask, qs) = (&b[0..32], &b[32..96]);
+    let sc = scales_k3(&b[96..108]);
+    let d = half_at(b, 108);
+    for (v, out) in o.iter_mut().enumerate() {
+        let (h, s, l) = (v / 128, v % 128 / 32, v % 32);
+        let low = ((qs[32 * h + l] >> (2 * s)) & 3) as i32;
+        let high = (hmask[l] >> (4 * h + s)) & 1;
+        let q = if high == 1 { low } else { low - 4 };
+        *out = (d * (sc[v / 16] as i32 - 32) as f32) * q as f32;
+    }
+}
+
+/// Q5_K: Q4_K's scales and nibbles, and the fifth bit of value 32j + l
+/// (sub-block j) is bit j of byte 16 + l.
+fn q5_k(b: &[u8], o: &mut [f32]) {
+    let (d, dmin) = (half_at(b, 0), half_at(b, 2));
+    let (qh, qs) = (&b[16..48], &b[48..176]);
+    for (v, out) in o.iter_mut().enumerate() {
+        let (j, l) = (v / 32, v % 32);
+        let (sc, m) = scale_min_k4(j, &b[4..16]);
+        let nib = (qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0xF;
+        let q = nib | (((qh[l] >> j) & 1) << 4);
+        *out = (d * sc as f32) * q as f32 - dmin * m as f32;
+    }
+}
+
 fn q6_k(b: &[u8], o: &mut [f32]) {
     let (ql, qh, sc) = (&b[0..128], &b[128..192], &b[192..208]);
     let d = half_at(b, 208);
@@ -318,10 +400,50 @@ mod tests {
     }
 
     #[test]
+    fn k_quants_follow_their_definitions() {
+        // Q2_K: every group scale 1, min 2 (byte 0x21); byte l's bits 2s..2s + 2 = s,
+        // so value 128h + 32s + l is 1·s − 0.5·2.
+        let mut b = vec![0x21u8; 16];
+        b.extend([0b11_10_01_00u8; 64]);
+        b.extend(f16_bytes(1.0));
+        b.extend(f16_bytes(0.5));
+        let v = dequantize(GgmlType::Q2K, &b, 256).unwrap();
+        assert_eq!((v[0], v[31], v[32], v[64], v[96], v[128 + 96 + 31]), (-1.0, -1.0, 0.0, 1.0, 2.0, 2.0));
+        // Q3_K: all bits clear is the most negative code and scale: (0 − 4)·(0 − 32) = 128;
+        // the high bit of value 32·5 + 7 (bit 5 of byte 7) lifts it to 0.
+        let mut b = vec![0u8; 108];
+        b[7] = 1 << 5;
+        b.extend(f16_bytes(0.5));
+        let v = dequantize(GgmlType::Q3K, &b, 256).unwrap();
+        assert_eq!((v[0], v[255], v[32 * 5 + 7], v[32 * 5 + 8]), (64.0, 64.0, 0.0, 64.0));
+        // Q5_K: scales 1 for sub-blocks 0..4 (bytes 4..8), 0 after; the fifth
+        // bit of value 32·3 + 5 alone: 16, the rest 0.
+        let mut b = Vec::from(f16_bytes(1.0));
+        b.extend(f16_bytes(0.0));
+        b.extend([1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+        b.extend((0..32).map(|l| if l == 5 { 1u8 << 3 } else { 0 }));
+        b.extend([0u8; 128]);
+        let v = dequantize(GgmlType::Q5K, &b, 256).unwrap();
+        assert_eq!(v[32 * 3 + 5], 16.0);
+        assert_eq!(v.iter().filter(|&&x| x != 0.0).count(), 1);
+    }
+
+    #[test]
+    fn readable_names_every_type_dequantize_takes() {
+        for id in 0..64 {
+            if let Ok(t) = GgmlType::from_id(id) {
+                assert_eq!(t.can_dequantize(), GgmlType::READABLE.contains(&t), "{}", t.name());
+            }
+        }
+        assert!(GgmlType::readable_list().ends_with("Q5_K and Q6_K"));
+    }
+
+    #[test]
     fn refuses_unsupported_types_and_wrong_lengths() {
-        let q5k = GgmlType::from_id(13).unwrap();
-        let e = dequantize(q5k, &[0; 176], 256).unwrap_err();
-        assert!(e.message.contains("Q5_K is not supported"), "{e}");
+        let iq2 = GgmlType::from_id(16).unwrap();
+        let e = dequantize(iq2, &[0; 66], 256).unwrap_err();
+        assert!(e.message.contains("IQ2_XXS is not supported"), "{e}");
+        assert!(e.message.contains(&GgmlType::readable_list()), "{e}");
         assert!(dequantize(GgmlType::Q4_1, &[0; 19], 32).unwrap_err().message.contains("must be 20 bytes"));
         assert!(GgmlType::from_id(31).is_err());
     }

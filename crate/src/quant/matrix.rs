@@ -83,23 +83,16 @@ mod tests {
         let mut out = Vec::with_capacity(n * format.row_bytes(k));
         let scale = |rng: &mut Rng| half::f16::from_f64(2f64.powf(-8.0 + 6.0 * rng.next_f64())).to_le_bytes();
         if format.is_k() {
-            // Random bytes, then d (and Q4_K's dmin) set to scales of the same range.
+            // Random bytes, then d (and dmin) set to scales of the same range:
+            // d over 32, since 6-bit scales of up to 63 times 2^-2 would dwarf the rest.
+            let (d_at, dmin_at) = crate::quant::kernels::test_support::f16_fields(format);
             for _ in 0..n * k / format.block_values() {
                 let start = out.len();
                 out.extend((0..format.block_bytes()).map(|_| rng.next_u64() as u8));
-                let blk = &mut out[start..];
-                match format {
-                    BlockFormat::Q4K => {
-                        blk[0..2].copy_from_slice(&scale(rng));
-                        blk[2..4].copy_from_slice(&half::f16::from_f64(0.05 * rng.next_f64()).to_le_bytes());
-                        // 6-bit scales of up to 63 times 2^-2 would dwarf the rest: smaller d.
-                        let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f64() / 32.0;
-                        blk[0..2].copy_from_slice(&half::f16::from_f64(d).to_le_bytes());
-                    }
-                    _ => {
-                        let d = half::f16::from_le_bytes(scale(rng)).to_f64() / 32.0;
-                        blk[208..210].copy_from_slice(&half::f16::from_f64(d).to_le_bytes());
-                    }
+                let d = half::f16::from_le_bytes(scale(rng)).to_f64() / 32.0;
+                out[start + d_at..][..2].copy_from_slice(&half::f16::from_f64(d).to_le_bytes());
+                if let Some(at) = dmin_at {
+                    out[start + at..][..2].copy_from_slice(&half::f16::from_f64(0.05 * rng.next_f64()).to_le_bytes());
                 }
             }
             return out;
@@ -108,7 +101,7 @@ mod tests {
             let header = match format {
                 BlockFormat::Q4_0 | BlockFormat::Q5_0 | BlockFormat::Q8_0 => 2,
                 BlockFormat::Q4_1 | BlockFormat::Q5_1 => 4,
-                BlockFormat::Q4K | BlockFormat::Q6K => unreachable!("handled above"),
+                _ => unreachable!("the K-quants are handled above"),
             };
             out.extend_from_slice(&scale(rng));
             if header == 4 {

@@ -28,7 +28,10 @@ pub fn block_format(ty: GgmlType) -> Option<BlockFormat> {
         GgmlType::Q5_0 => BlockFormat::Q5_0,
         GgmlType::Q5_1 => BlockFormat::Q5_1,
         GgmlType::Q8_0 => BlockFormat::Q8_0,
+        GgmlType::Q2K => BlockFormat::Q2K,
+        GgmlType::Q3K => BlockFormat::Q3K,
         GgmlType::Q4K => BlockFormat::Q4K,
+        GgmlType::Q5K => BlockFormat::Q5K,
         GgmlType::Q6K => BlockFormat::Q6K,
         _ => return None,
     })
@@ -42,7 +45,10 @@ pub fn ggml_type(format: BlockFormat) -> GgmlType {
         BlockFormat::Q5_0 => GgmlType::Q5_0,
         BlockFormat::Q5_1 => GgmlType::Q5_1,
         BlockFormat::Q8_0 => GgmlType::Q8_0,
+        BlockFormat::Q2K => GgmlType::Q2K,
+        BlockFormat::Q3K => GgmlType::Q3K,
         BlockFormat::Q4K => GgmlType::Q4K,
+        BlockFormat::Q5K => GgmlType::Q5K,
         BlockFormat::Q6K => GgmlType::Q6K,
     }
 }

@@ -12,19 +12,36 @@
 //! nibble); the fifth bit of value j is bit j of the u32.
 //!
 //! The K-quants hold 256 values in a super-block of eight 32-value
-//! sub-blocks (Q4_K) or sixteen 16-value groups (Q6_K), so each 32-value
-//! block of the activations meets one sub-block, or two groups:
+//! sub-blocks (Q4_K, Q5_K) or sixteen 16-value groups (Q2_K, Q3_K, Q6_K), so
+//! each 32-value block of the activations meets one sub-block, or two groups:
 //!
 //! ```text
+//! Q2_K 256 values, 84 B:  16 B of 4-bit (scale, min) × 16, 64 B 2-bit codes, f16 d, f16 dmin
+//!                         w = d·sc_g·q − dmin·m_g     (g = value / 16; sc low nibble, m high)
+//!                         value 128h + 32s + l (s = 0..4, l = 0..32): bits 2s..2s+2 of
+//!                         byte 16 + 32h + l
+//! Q3_K 256 values, 110 B: 32 B high bits (hmask), 64 B 2-bit codes, 12 B of 6-bit scales × 16, f16 d
+//!                         w = d·(sc_g − 32)·q         (q = low − 4 where the high bit is clear: −4..=3)
+//!                         value 128h + 32s + l: low bits as Q2_K's from byte 32 + 32h + l,
+//!                         high bit 4h + s of byte l; scale g: low 4 bits from the nibble
+//!                         (low for g < 8) of byte 96 + g % 8, top 2 from bits 2(g / 4)
+//!                         of byte 104 + g % 4
 //! Q4_K 256 values, 144 B: f16 d, f16 dmin, 12 B of 6-bit (scale, min) × 8, 128 B nibbles
 //!                         w = d·sc_j·q − dmin·m_j      (j = value / 32)
 //!                         byte 16 + 32c + l: value 64c + l (low nibble), 64c + 32 + l (high)
+//! Q5_K 256 values, 176 B: f16 d, f16 dmin, 12 B as Q4_K's, 32 B fifth bits (qh), 128 B nibbles
+//!                         w = d·sc_j·q − dmin·m_j      (q = 0..=31)
+//!                         nibbles as Q4_K's from byte 48; value 32j + l's fifth bit is
+//!                         bit j of qh[l]
 //! Q6_K 256 values, 210 B: 128 B low nibbles (ql), 64 B 2-bit pairs (qh), 16 × i8 scales, f16 d
 //!                         w = d·sc_g·(q − 32)          (g = value / 16)
 //!                         value 128h + 32t + l (t = 0..4, l = 0..32): nibble of
 //!                         ql[64h + 32(t % 2) + l] (low for t < 2, high after),
 //!                         bits 2t..2t+2 of qh[32h + l] above it
 //! ```
+//! Q2_K, Q3_K and Q6_K share the walk: activation block b = 4h + t (or
+//! 4h + s) reads 32 code bytes of half h, and its first and second 16
+//! values have groups 2b and 2b + 1.
 
 use half::f16;
 
@@ -39,7 +56,10 @@ pub enum BlockFormat {
     Q5_0,
     Q5_1,
     Q8_0,
+    Q2K,
+    Q3K,
     Q4K,
+    Q5K,
     Q6K,
 }
 
@@ -47,8 +67,18 @@ pub enum BlockFormat {
 pub const SUPER: usize = 256;
 
 impl BlockFormat {
-    pub const ALL: [BlockFormat; 7] =
-        [Self::Q4_0, Self::Q4_1, Self::Q5_0, Self::Q5_1, Self::Q8_0, Self::Q4K, Self::Q6K];
+    pub const ALL: [BlockFormat; 10] = [
+        Self::Q4_0,
+        Self::Q4_1,
+        Self::Q5_0,
+        Self::Q5_1,
+        Self::Q8_0,
+        Self::Q2K,
+        Self::Q3K,
+        Self::Q4K,
+        Self::Q5K,
+        Self::Q6K,
+    ];
 
     /// Values per block (a super-block for the K-quants).
     pub fn block_values(self) -> usize {
@@ -57,7 +87,7 @@ impl BlockFormat {
 
     /// Whether blocks are 256-value super-blocks of 32-value sub-blocks.
     pub fn is_k(self) -> bool {
-        matches!(self, Self::Q4K | Self::Q6K)
+        matches!(self, Self::Q2K | Self::Q3K | Self::Q4K | Self::Q5K | Self::Q6K)
     }
 
     /// Bytes per block.
@@ -68,7 +98,10 @@ impl BlockFormat {
             Self::Q5_0 => 22,
             Self::Q5_1 => 24,
             Self::Q8_0 => 34,
+            Self::Q2K => 84,
+            Self::Q3K => 110,
             Self::Q4K => 144,
+            Self::Q5K => 176,
             Self::Q6K => 210,
         }
     }
@@ -87,7 +120,10 @@ impl BlockFormat {
             Self::Q5_0 => "Q5_0",
             Self::Q5_1 => "Q5_1",
             Self::Q8_0 => "Q8_0",
+            Self::Q2K => "Q2_K",
+            Self::Q3K => "Q3_K",
             Self::Q4K => "Q4_K",
+            Self::Q5K => "Q5_K",
             Self::Q6K => "Q6_K",
         }
     }
@@ -108,14 +144,16 @@ impl BlockFormat {
         }
     }
 
-    /// Where the packed codes start inside a block.
+    /// Where the packed (low) codes start inside a block.
     pub(super) fn codes_at(self) -> usize {
         match self {
             Self::Q4_0 | Self::Q8_0 => 2,
             Self::Q4_1 => 4,
             Self::Q5_0 => 6,
             Self::Q5_1 => 8,
-            Self::Q4K => 16,
+            Self::Q2K | Self::Q4K => 16,
+            Self::Q3K => 32,
+            Self::Q5K => 48,
             Self::Q6K => 0,
         }
     }
@@ -159,4 +197,31 @@ pub(super) fn q6k_code(blk: &[u8], h: usize, t: usize, l: usize) -> u8 {
     let nib = if t < 2 { ql & 0xF } else { ql >> 4 };
     let high = (blk[128 + 32 * h + l] >> (2 * t)) & 3;
     nib | (high << 4)
+}
+
+/// Q2_K's code of value `128h + 32s + l`: 0..=3.
+pub(super) fn q2k_code(blk: &[u8], h: usize, s: usize, l: usize) -> u8 {
+    (blk[16 + 32 * h + l] >> (2 * s)) & 3
+}
+
+/// Q3_K's code of value `128h + 32s + l`: the two low bits, less 4 where
+/// its high bit is clear, so −4..=3.
+pub(super) fn q3k_code(blk: &[u8], h: usize, s: usize, l: usize) -> i8 {
+    let low = ((blk[32 + 32 * h + l] >> (2 * s)) & 3) as i8;
+    let high = (blk[l] >> (4 * h + s)) & 1;
+    low - 4 * (1 - high as i8)
+}
+
+/// Q3_K's sixteen scales, −32..=31, from their 12 packed bytes (block bytes 96..108).
+pub(super) fn q3k_scales(s: &[u8]) -> [i8; 16] {
+    core::array::from_fn(|g| {
+        let low = if g < 8 { s[g] & 0xF } else { s[g - 8] >> 4 };
+        (low | (((s[8 + g % 4] >> (2 * (g / 4))) & 3) << 4)) as i8 - 32
+    })
+}
+
+/// Q5_K's code of value `32j + l`: 0..=31.
+pub(super) fn q5k_code(blk: &[u8], j: usize, l: usize) -> u8 {
+    let nib = (blk[48 + 32 * (j / 2) + l] >> (4 * (j % 2))) & 0xF;
+    nib | (((blk[16 + l] >> j) & 1) << 4)
 }

@@ -10,20 +10,32 @@
 //! `q_j`, `d_x`, `s_x` come from `Activations`. |isum| ≤ 32·128·127 + 16·32·127
 //! < 2^20, so it is exact in i32 and in f32.
 //!
-//! The K-quants, per 32-value activation block (sub-block j of a Q4_K
-//! super-block; groups 2t and 2t + 1 of a Q6_K one):
+//! The K-quants, per 32-value activation block (sub-block j of a Q4_K or
+//! Q5_K super-block; groups 2b and 2b + 1 of a Q2_K, Q3_K or Q6_K one),
+//! with `Σ_lo`, `Σ_hi` the sums over its first and second 16 values:
 //!
 //! ```text
-//! Q4_K   isum = Σ_l c_l · q_l                    (c 0..=15; |isum| < 2^16)
-//!        block = (d · d_x) · (sc_j · isum) − (dmin · m_j) · s_x
-//! Q6_K   isum = sc_2t · Σ_{l<16} (c_l − 32)·q_l + sc_2t+1 · Σ_{l≥16} (c_l − 32)·q_l
-//!        block = (d · d_x) · isum                 (c 0..=63, sc −128..=127)
+//! Q4_K, Q5_K  isum = Σ_l c_l · q_l               (c 0..=15 or 0..=31)
+//!             block = (d · d_x) · (sc_j · isum) − (dmin · m_j) · s_x
+//! Q2_K        isum = sc_2b · Σ_lo c_l·q_l + sc_2b+1 · Σ_hi c_l·q_l     (c 0..=3, sc 0..=15)
+//!             msum = m_2b · Σ_lo q_l + m_2b+1 · Σ_hi q_l               (m 0..=15)
+//!             block = (d · d_x) · isum − (dmin · d_x) · msum
+//! Q3_K        isum = sc_2b · Σ_lo c_l·q_l + sc_2b+1 · Σ_hi c_l·q_l     (c −4..=3, sc −32..=31)
+//! Q6_K        isum = sc_2b · Σ_lo (c_l − 32)·q_l + sc_2b+1 · Σ_hi (c_l − 32)·q_l
+//!             block = (d · d_x) · isum                 (c 0..=63, sc −128..=127)
 //! ```
-//! `sc_j · isum` ≤ 63 · 32·15·127 < 2^22 and the Q6_K isum ≤ 2·128·16·32·127
-//! < 2^24, so both are exact in i32 and in f32.
+//! Q2_K's min term needs its own sum: its mins change every 16 values, so
+//! `s_x` (one per 32) cannot carry it. None of these overflows or rounds
+//! (|q| ≤ 127, and i32 and f32 hold every integer below 2^24 exactly):
+//! - Q4_K: `sc_j · isum` ≤ 63 · 32·15·127 < 2^22; Q5_K: 63 · 32·31·127 < 2^23.
+//! - Q2_K: isum ≤ 32·15·3·127 < 2^18 and msum ≤ 32·15·127 < 2^16.
+//! - Q3_K: |isum| ≤ 32·32·4·127 < 2^19.
+//! - Q6_K: |isum| ≤ 2·128·16·32·127 < 2^24.
 
 use super::activations::{Activations, Layout};
-use super::format::{BLOCK, BlockFormat, SUPER, f16_at, q4k_scales_mins, q6k_code, u32_at};
+use super::format::{
+    BLOCK, BlockFormat, SUPER, f16_at, q2k_code, q3k_code, q3k_scales, q4k_scales_mins, q5k_code, q6k_code, u32_at,
+};
 use super::Product;
 
 /// The 32 codes of a block in value order: Q4 0..=15, Q5 0..=31, Q8 −128..=127.
@@ -69,35 +81,75 @@ pub(super) fn block_dot(format: BlockFormat, blk: &[u8], a: &Activations, at: us
 /// Activation blocks per K-quant super-block.
 pub(super) const SUBS: usize = SUPER / BLOCK;
 
-/// One Q4_K super-block against the eight activation blocks from `at` on.
-pub(super) fn q4k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+/// A Q4_K or Q5_K super-block against the eight activation blocks from
+/// `at` on, `code(j, l)` giving value `32j + l`'s code.
+fn scale_min_dot(blk: &[u8], a: &Activations, at: usize, code: impl Fn(usize, usize) -> u8) -> f32 {
     let (d, dmin) = (f16_at(blk, 0), f16_at(blk, 2));
     let (sc, m) = q4k_scales_mins(&blk[4..16]);
     let mut acc = 0f32;
     for j in 0..SUBS {
-        let bytes = &blk[16 + 32 * (j / 2)..][..32];
         let qx = &a.q8[(at + j) * BLOCK..][..BLOCK];
-        let shift = 4 * (j % 2);
-        let isum: i32 = bytes.iter().zip(qx).map(|(&b, &q)| ((b >> shift) & 0xF) as i32 * q as i32).sum();
+        let isum: i32 = qx.iter().enumerate().map(|(l, &q)| code(j, l) as i32 * q as i32).sum();
         acc += (d * a.d[at + j]) * (sc[j] as i32 * isum) as f32 - (dmin * m[j] as f32) * a.s[at + j];
     }
     acc
 }
 
-/// One Q6_K super-block against the eight activation blocks from `at` on.
-pub(super) fn q6k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
-    let d = f16_at(blk, 208);
-    let sc = &blk[192..208];
+/// One Q4_K super-block against the eight activation blocks from `at` on.
+pub(super) fn q4k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+    scale_min_dot(blk, a, at, |j, l| (blk[16 + 32 * (j / 2) + l] >> (4 * (j % 2))) & 0xF)
+}
+
+/// One Q5_K super-block against the eight activation blocks from `at` on.
+pub(super) fn q5k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+    scale_min_dot(blk, a, at, |j, l| q5k_code(blk, j, l))
+}
+
+/// A Q3_K or Q6_K super-block (scale `d`, group scales `sc`) against the
+/// eight activation blocks from `at` on, `code(h, t, l)` giving value
+/// `128h + 32t + l`'s signed code.
+fn group_dot(d: f32, sc: [i8; 16], a: &Activations, at: usize, code: impl Fn(usize, usize, usize) -> i32) -> f32 {
     let mut acc = 0f32;
     for b in 0..SUBS {
         let (h, t) = (b / 4, b % 4);
         let qx = &a.q8[(at + b) * BLOCK..][..BLOCK];
         let mut half = [0i32; 2];
         for (l, &q) in qx.iter().enumerate() {
-            half[l / 16] += (q6k_code(blk, h, t, l) as i32 - 32) * q as i32;
+            half[l / 16] += code(h, t, l) * q as i32;
         }
-        let isum = (sc[2 * b] as i8) as i32 * half[0] + (sc[2 * b + 1] as i8) as i32 * half[1];
+        let isum = sc[2 * b] as i32 * half[0] + sc[2 * b + 1] as i32 * half[1];
         acc += (d * a.d[at + b]) * isum as f32;
+    }
+    acc
+}
+
+/// One Q6_K super-block against the eight activation blocks from `at` on.
+pub(super) fn q6k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+    let sc = core::array::from_fn(|g| blk[192 + g] as i8);
+    group_dot(f16_at(blk, 208), sc, a, at, |h, t, l| q6k_code(blk, h, t, l) as i32 - 32)
+}
+
+/// One Q3_K super-block against the eight activation blocks from `at` on.
+pub(super) fn q3k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+    let sc = q3k_scales(&blk[96..108]);
+    group_dot(f16_at(blk, 108), sc, a, at, |h, s, l| q3k_code(blk, h, s, l) as i32)
+}
+
+/// One Q2_K super-block against the eight activation blocks from `at` on.
+pub(super) fn q2k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+    let (d, dmin) = (f16_at(blk, 80), f16_at(blk, 82));
+    let mut acc = 0f32;
+    for b in 0..SUBS {
+        let (h, s) = (b / 4, b % 4);
+        let qx = &a.q8[(at + b) * BLOCK..][..BLOCK];
+        let (mut isum, mut msum) = (0i32, 0i32);
+        for (l, &q) in qx.iter().enumerate() {
+            let g = blk[2 * b + l / 16];
+            isum += (g & 0xF) as i32 * q2k_code(blk, h, s, l) as i32 * q as i32;
+            msum += (g >> 4) as i32 * q as i32;
+        }
+        let dx = a.d[at + b];
+        acc += (d * dx) * isum as f32 - (dmin * dx) * msum as f32;
     }
     acc
 }
@@ -106,7 +158,10 @@ pub(super) fn q6k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
 /// block's first activation block.
 pub(super) fn any_block_dot(format: BlockFormat, blk: &[u8], a: &Activations, at: usize) -> f32 {
     match format {
+        BlockFormat::Q2K => q2k_dot(blk, a, at),
+        BlockFormat::Q3K => q3k_dot(blk, a, at),
         BlockFormat::Q4K => q4k_dot(blk, a, at),
+        BlockFormat::Q5K => q5k_dot(blk, a, at),
         BlockFormat::Q6K => q6k_dot(blk, a, at),
         _ => block_dot(format, blk, a, at),
     }

@@ -22,7 +22,8 @@ pub enum Style {
     /// Any finite f16 scale (subnormal to ±65504), random codes.
     AnyScale,
     /// The largest codes (all bits set; Q8_0's and Q6_K's scales −128 or
-    /// 127), scales ±65504 or any finite one.
+    /// 127; Q3_K's bytes all set or all clear, so codes and scales reach
+    /// −4 and −32 as well as 3 and 31), scales ±65504 or any finite one.
     Extreme,
     /// Every byte 0: zero scales and zero codes.
     Zero,
@@ -37,7 +38,9 @@ pub fn symmetric(rng: &mut Rng) -> f32 {
 pub fn f16_fields(f: BlockFormat) -> (usize, Option<usize>) {
     match f {
         BlockFormat::Q6K => (208, None),
-        BlockFormat::Q4_1 | BlockFormat::Q5_1 | BlockFormat::Q4K => (0, Some(2)),
+        BlockFormat::Q3K => (108, None),
+        BlockFormat::Q2K => (80, Some(82)),
+        BlockFormat::Q4_1 | BlockFormat::Q5_1 | BlockFormat::Q4K | BlockFormat::Q5K => (0, Some(2)),
         _ => (0, None),
     }
 }
@@ -70,12 +73,14 @@ pub fn random_weights(rng: &mut Rng, f: BlockFormat, n: usize, k: usize, style: 
     let (bs, blocks) = (f.block_bytes(), n * k / f.block_values());
     let mut w = vec![0u8; bs * blocks];
     let pick = |rng: &mut Rng| [0x80, 0x7F][(rng.next_u64() % 2) as usize];
+    let all_or_none = |rng: &mut Rng| [0x00, 0xFF][(rng.next_u64() % 2) as usize];
     for blk in w.chunks_exact_mut(bs) {
         for (i, b) in blk.iter_mut().enumerate() {
             *b = match (style, f) {
                 (Style::Zero, _) => 0,
                 (Style::Extreme, BlockFormat::Q8_0) => pick(rng),
                 (Style::Extreme, BlockFormat::Q6K) if (192..208).contains(&i) => pick(rng),
+                (Style::Extreme, BlockFormat::Q3K) => all_or_none(rng),
                 (Style::Extreme, _) => 0xFF,
                 _ => rng.next_u64() as u8,
             };

@@ -13,31 +13,21 @@
 //!   (the last for dequantize's own f32 rounding of `q·d + m`).
 //!
 //! The K-quants' terms are per 32-value activation block as `scalar`
-//! defines them (Q4_K: `|d·sc_j·d_x|·Σ|c·q| + |dmin·m_j·s_x|`; Q6_K:
-//! `|d·d_x|·(|sc_a|·Σ_{l<16}|(c − 32)·q| + |sc_b|·Σ_{l≥16}|(c − 32)·q|)`), each
+//! defines them (Q4_K, Q5_K: `|d·sc_j·d_x|·Σ|c·q| + |dmin·m_j·s_x|`; Q2_K:
+//! `|d·d_x|·Σ|sc·c·q| + |dmin·d_x|·Σ|m·q|`; Q3_K, Q6_K:
+//! `|d·d_x|·(|sc_a|·Σ_{l<16}|c·q| + |sc_b|·Σ_{l≥16}|c·q|)` with Q6_K's c less 32), each
 //! with a few more roundings than the 32-value formats' (a scale product,
 //! `dmin·m`), which the 16 in `nb + 16` covers; dequantize rounds each
 //! value once (`d·sc·q − dmin·m`, `d·sc·(q − 32)`), within the `4u` above.
 
 use super::activations::{Activations, Layout};
-use super::format::{f16_at, q4k_scales_mins, q6k_code};
+use super::format::{f16_at, q2k_code, q3k_code, q3k_scales, q4k_scales_mins, q5k_code, q6k_code};
 use super::scalar::codes;
 use super::test_support::{self, BLOCK, Style, U, fast, random_weights, random_x, scalar};
 use super::{BlockFormat, matmul};
-use crate::gguf::quant::{GgmlType, dequantize};
+use crate::gguf::quant::dequantize;
+use crate::quant::ggml_type;
 use crate::rng::Rng;
-
-fn ggml_type(f: BlockFormat) -> GgmlType {
-    match f {
-        BlockFormat::Q4_0 => GgmlType::Q4_0,
-        BlockFormat::Q4_1 => GgmlType::Q4_1,
-        BlockFormat::Q5_0 => GgmlType::Q5_0,
-        BlockFormat::Q5_1 => GgmlType::Q5_1,
-        BlockFormat::Q8_0 => GgmlType::Q8_0,
-        BlockFormat::Q4K => GgmlType::Q4K,
-        BlockFormat::Q6K => GgmlType::Q6K,
-    }
-}
 
 /// Shapes for the product tests: K-quant rows are whole 256-value super-blocks.
 fn shapes(f: BlockFormat) -> Vec<(usize, usize, usize)> {
@@ -91,19 +81,33 @@ fn reference(f: BlockFormat, w: &[u8], n: usize, k: usize, x: &[f32], rows: usiz
 /// The magnitudes of the terms `scalar` adds for activation block `sub` (0..8)
 /// of a K-quant super-block `blk`, whose activation codes are `q`.
 fn k_terms(f: BlockFormat, blk: &[u8], sub: usize, q: &[i8], dx: f64, sx: f64) -> f64 {
-    if f == BlockFormat::Q4K {
-        let (sc, m) = q4k_scales_mins(&blk[4..16]);
-        let bytes = &blk[16 + 32 * (sub / 2)..][..32];
-        let cq: f64 = bytes.iter().zip(q).map(|(&b, &q)| (((b >> (4 * (sub % 2))) & 0xF) as f64 * q as f64).abs()).sum();
-        (f16_at(blk, 0) as f64 * sc[sub] as f64 * dx).abs() * cq + (f16_at(blk, 2) as f64 * m[sub] as f64 * sx).abs()
-    } else {
-        let sc = |g: usize| (blk[192 + g] as i8) as f64;
-        let (h, t) = (sub / 4, sub % 4);
-        let mut half = [0f64; 2];
-        for (l, &qv) in q.iter().enumerate() {
-            half[l / 16] += ((q6k_code(blk, h, t, l) as f64 - 32.0) * qv as f64).abs();
+    let (h, t) = (sub / 4, sub % 4);
+    // Σ_l |weight(l) · q_l| for a per-value integer weight.
+    let sum = |w: &dyn Fn(usize) -> f64| -> f64 { q.iter().enumerate().map(|(l, &qv)| (w(l) * qv as f64).abs()).sum() };
+    match f {
+        BlockFormat::Q4K | BlockFormat::Q5K => {
+            let (sc, m) = q4k_scales_mins(&blk[4..16]);
+            let cq = if f == BlockFormat::Q4K {
+                sum(&|l| ((blk[16 + 32 * (sub / 2) + l] >> (4 * (sub % 2))) & 0xF) as f64)
+            } else {
+                sum(&|l| q5k_code(blk, sub, l) as f64)
+            };
+            (f16_at(blk, 0) as f64 * sc[sub] as f64 * dx).abs() * cq + (f16_at(blk, 2) as f64 * m[sub] as f64 * sx).abs()
         }
-        (f16_at(blk, 208) as f64 * dx).abs() * (sc(2 * sub).abs() * half[0] + sc(2 * sub + 1).abs() * half[1])
+        BlockFormat::Q2K => {
+            let g = |l: usize| blk[2 * sub + l / 16];
+            let scq = sum(&|l| ((g(l) & 0xF) * q2k_code(blk, h, t, l)) as f64);
+            let mq = sum(&|l| (g(l) >> 4) as f64);
+            (f16_at(blk, 80) as f64 * dx).abs() * scq + (f16_at(blk, 82) as f64 * dx).abs() * mq
+        }
+        BlockFormat::Q3K => {
+            let sc = q3k_scales(&blk[96..108]);
+            (f16_at(blk, 108) as f64 * dx).abs() * sum(&|l| sc[2 * sub + l / 16] as f64 * q3k_code(blk, h, t, l) as f64)
+        }
+        _ => {
+            let sc = |g: usize| (blk[192 + g] as i8) as f64;
+            (f16_at(blk, 208) as f64 * dx).abs() * sum(&|l| sc(2 * sub + l / 16) * (q6k_code(blk, h, t, l) as f64 - 32.0))
+        }
     }
 }
 
@@ -173,7 +177,10 @@ fn formats_know_their_sizes() {
             ("Q5_0", 22, 1056),
             ("Q5_1", 24, 1152),
             ("Q8_0", 34, 1632),
+            ("Q2_K", 84, 504),
+            ("Q3_K", 110, 660),
             ("Q4_K", 144, 864),
+            ("Q5_K", 176, 1056),
             ("Q6_K", 210, 1260)
         ]
     );

@@ -24,16 +24,24 @@
 //! The K-quants go a super-block at a time, four sub-blocks per fold: a
 //! Q4_K sub-block's 32 code bytes, read as u16 lanes, hold values 2i and
 //! 2i + 1 in bytes 0 and 1 of lane i, which is `Layout::Wide`'s order once
-//! the nibble is shifted down; a Q6_K sub-block's codes are built the same
-//! way from a nibble and two high bits, shifted to −32..=31 and multiplied
-//! by their group's i8 scale in i16 (|(c − 32)·sc| ≤ 32·128 = 4096; a dot
-//! pair ≤ 2·4096·127 < 2^20). The super-block's f16 scales are widened in
-//! scalar code (two per 256 values), so inf and NaN pass through as in `scalar`.
+//! the nibble is shifted down; Q5_K ors in its fifth bits, read from the
+//! same lanes of its 32 high-bit bytes (codes ≤ 31, as Q5_1's). A Q6_K
+//! sub-block's codes are built the same way from a nibble and two high
+//! bits, shifted to −32..=31 and multiplied by their group's i8 scale in
+//! i16 (|(c − 32)·sc| ≤ 32·128 = 4096; a dot pair ≤ 2·4096·127 < 2^20);
+//! Q3_K's from two low bits and a high bit, −4..=3, times scales −32..=31
+//! (≤ 128; a pair ≤ 2·128·127 < 2^16); Q2_K's from two bits, 0..=3, times
+//! 4-bit scales (≤ 45), and its min term is one more dot product per
+//! 16-value group: the group's activations added pairwise in i16 (≤ 254)
+//! against the 4-bit min (a pair ≤ 2·254·15 < 2^13). Every sum of a
+//! 32-value block stays below 2^20, exact in i32 and in f32. The
+//! super-block's f16 scales are widened in scalar code (two per 256
+//! values), so inf and NaN pass through as in `scalar`.
 
 use core::arch::wasm32::*;
 
 use super::activations::{Activations, quantize_wide};
-use super::format::{BLOCK, BlockFormat, SUPER, f16_at, q4k_scales_mins};
+use super::format::{BLOCK, BlockFormat, SUPER, f16_at, q3k_scales, q4k_scales_mins};
 use super::Product;
 
 /// Input rows per tile: each unpacked weight block is used this many times.
@@ -48,8 +56,11 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
         BlockFormat::Q5_0 => run::<Q5<2, 6, 16>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q5_1 => run::<Q5<4, 8, 0>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q8_0 => run::<Q8>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q4K => run_k(BlockFormat::Q4K, weights, n, k, &a, rows_x, out),
-        BlockFormat::Q6K => run_k(BlockFormat::Q6K, weights, n, k, &a, rows_x, out),
+        BlockFormat::Q2K => run_k::<Q2K>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q3K => run_k::<Q3K>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q4K => run_k::<ScaleMin<false>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q5K => run_k::<ScaleMin<true>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q6K => run_k::<Q6K>(weights, n, k, &a, rows_x, out),
     }
 }
 
@@ -339,26 +350,72 @@ pub(super) fn f16_high_to_f32<const EXACT: bool>(h: v128) -> v128 {
     v128_or(v, v128_and(i32x4_eq(e, u32x4_splat(0x0F80_0000)), u32x4_splat(0x7F80_0000)))
 }
 
-fn run_k(format: BlockFormat, weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: usize, out: &mut [f32]) {
-    let row_bytes = format.row_bytes(k);
+/// A K-quant format: one super-block against a tile of input rows.
+trait KKernel {
+    const FORMAT: BlockFormat;
+    /// Adds the super-block at `blk` times activation blocks `at[r]..at[r] + 8` to `acc[r]`.
+    /// # Safety
+    /// `blk` points at a whole block; the activation blocks are inside `a`.
+    unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]);
+}
+
+/// Q4_K (`FIVE` false) and Q5_K: 6-bit scales and mins per 32 values.
+struct ScaleMin<const FIVE: bool>;
+struct Q2K;
+struct Q3K;
+struct Q6K;
+
+impl<const FIVE: bool> KKernel for ScaleMin<FIVE> {
+    const FORMAT: BlockFormat = if FIVE { BlockFormat::Q5K } else { BlockFormat::Q4K };
+    #[inline(always)]
+    unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+        // SAFETY: the caller's contract.
+        unsafe { scale_min_superblock::<FIVE, R>(blk, a, at, acc) }
+    }
+}
+
+impl KKernel for Q2K {
+    const FORMAT: BlockFormat = BlockFormat::Q2K;
+    #[inline(always)]
+    unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+        // SAFETY: the caller's contract.
+        unsafe { q2k_superblock::<R>(blk, a, at, acc) }
+    }
+}
+
+impl KKernel for Q3K {
+    const FORMAT: BlockFormat = BlockFormat::Q3K;
+    #[inline(always)]
+    unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+        // SAFETY: the caller's contract.
+        unsafe { q3k_superblock::<R>(blk, a, at, acc) }
+    }
+}
+
+impl KKernel for Q6K {
+    const FORMAT: BlockFormat = BlockFormat::Q6K;
+    #[inline(always)]
+    unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+        // SAFETY: the caller's contract.
+        unsafe { q6k_superblock::<R>(blk, a, at, acc) }
+    }
+}
+
+fn run_k<K: KKernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: usize, out: &mut [f32]) {
+    let row_bytes = K::FORMAT.row_bytes(k);
     let supers = k / SUPER;
     assert!(weights.len() >= n * row_bytes && a.q16.len() >= rows_x * a.stride * BLOCK && supers * 8 <= a.stride);
-    let q4 = format == BlockFormat::Q4K;
     for (i, row) in weights.chunks_exact(row_bytes).take(n).enumerate() {
         // Tiles of input rows inside the weight row: the K rows are long
-        // (a super-block is 144 or 210 bytes), so a row stays in L1 anyway.
+        // (a super-block is 84 to 210 bytes), so a row stays in L1 anyway.
         let mut r0 = 0;
         while r0 < rows_x {
             let rows = (rows_x - r0).min(TILE);
-            let tile = match (q4, rows) {
-                (true, 4) => tile_k::<true, 4>,
-                (true, 3) => tile_k::<true, 3>,
-                (true, 2) => tile_k::<true, 2>,
-                (true, _) => tile_k::<true, 1>,
-                (false, 4) => tile_k::<false, 4>,
-                (false, 3) => tile_k::<false, 3>,
-                (false, 2) => tile_k::<false, 2>,
-                (false, _) => tile_k::<false, 1>,
+            let tile = match rows {
+                4 => tile_k::<K, 4>,
+                3 => tile_k::<K, 3>,
+                2 => tile_k::<K, 2>,
+                _ => tile_k::<K, 1>,
             };
             let mut y = [0f32; TILE];
             // SAFETY: `row` holds `supers` whole blocks; `a` holds rows
@@ -372,12 +429,12 @@ fn run_k(format: BlockFormat, weights: &[u8], n: usize, k: usize, a: &Activation
     }
 }
 
-/// One Q4_K (`Q4`) or Q6_K weight row against input rows r0..r0 + R.
+/// One K-quant weight row against input rows r0..r0 + R.
 /// # Safety
 /// `row` points at `supers` whole blocks; `a` holds rows r0..r0 + R of at
 /// least `8 · supers` blocks.
 #[inline(never)]
-unsafe fn tile_k<const Q4: bool, const R: usize>(
+unsafe fn tile_k<K: KKernel, const R: usize>(
     row: *const u8,
     supers: usize,
     a: &Activations,
@@ -385,18 +442,13 @@ unsafe fn tile_k<const Q4: bool, const R: usize>(
     y: &mut [f32; TILE],
 ) {
     let mut acc = [f32x4_splat(0.0); R];
-    let bs = if Q4 { 144 } else { 210 };
+    let bs = K::FORMAT.block_bytes();
     for s in 0..supers {
         // SAFETY: super-block s is inside the row; its eight activation
         // blocks are inside every input row of the tile.
         unsafe {
-            let blk = row.add(s * bs);
             let at: [usize; R] = core::array::from_fn(|r| (r0 + r) * a.stride + s * (SUPER / BLOCK));
-            if Q4 {
-                q4k_superblock::<R>(blk, a, &at, &mut acc);
-            } else {
-                q6k_superblock::<R>(blk, a, &at, &mut acc);
-            }
+            K::superblock::<R>(row.add(s * bs), a, &at, &mut acc);
         }
     }
     for r in 0..R {
@@ -421,18 +473,31 @@ unsafe fn dot4(w: [v128; 4], x: *const v128) -> v128 {
     }
 }
 
-/// One Q4_K super-block at `blk` against activation blocks `at[r]..at[r] + 8`.
+/// One Q4_K (`FIVE` false) or Q5_K super-block at `blk` against activation
+/// blocks `at[r]..at[r] + 8`.
 /// # Safety
-/// `blk` points at a whole block (144 bytes); the activation blocks are inside `a`.
+/// `blk` points at a whole block (144 or 176 bytes); the activation blocks are inside `a`.
 #[inline(always)]
-unsafe fn q4k_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
-    // SAFETY: d, dmin and the 12 scale bytes are the block's first 16 bytes.
-    let (d, dmin, sc, m) = unsafe {
+unsafe fn scale_min_superblock<const FIVE: bool, const R: usize>(
+    blk: *const u8,
+    a: &Activations,
+    at: &[usize; R],
+    acc: &mut [v128; R],
+) {
+    // SAFETY: d, dmin and the 12 scale bytes are the block's first 16
+    // bytes; Q5_K's 32 fifth-bit bytes follow them.
+    let (d, dmin, sc, m, high) = unsafe {
         let head = core::slice::from_raw_parts(blk, 16);
         let (sc, m) = q4k_scales_mins(&head[4..16]);
-        (f16_at(head, 0), f16_at(head, 2), sc, m)
+        let high = if FIVE {
+            [v128_load(blk.add(16) as *const v128), v128_load(blk.add(32) as *const v128)]
+        } else {
+            [i32x4_splat(0); 2]
+        };
+        (f16_at(head, 0), f16_at(head, 2), sc, m, high)
     };
-    let mask = u16x8_splat(0x000F);
+    let codes_at = if FIVE { 48 } else { 16 };
+    let (mask, one) = (u16x8_splat(0x000F), u16x8_splat(1));
     for g in 0..2 {
         let mut s = [[i32x4_splat(0); 4]; R];
         for jj in 0..4 {
@@ -440,15 +505,26 @@ unsafe fn q4k_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[
             let shift = 4 * (j % 2) as u32;
             // SAFETY: the sub-block's 32 code bytes are inside the block.
             let (v0, v1) = unsafe {
-                let p = blk.add(16 + 32 * (j / 2));
+                let p = blk.add(codes_at + 32 * (j / 2));
                 (v128_load(p as *const v128), v128_load(p.add(16) as *const v128))
             };
-            let w = [
+            let mut w = [
                 v128_and(u16x8_shr(v0, shift), mask),
                 v128_and(u16x8_shr(v1, shift), mask),
                 v128_and(u16x8_shr(v0, shift + 8), mask),
                 v128_and(u16x8_shr(v1, shift + 8), mask),
             ];
+            if FIVE {
+                // Bit j of the high byte of each value, as 16.
+                let fifth = |h: v128, sh: u32| i16x8_shl(v128_and(u16x8_shr(h, sh), one), 4);
+                let j = j as u32;
+                w = [
+                    v128_or(w[0], fifth(high[0], j)),
+                    v128_or(w[1], fifth(high[1], j)),
+                    v128_or(w[2], fifth(high[0], j + 8)),
+                    v128_or(w[3], fifth(high[1], j + 8)),
+                ];
+            }
             for r in 0..R {
                 // SAFETY: activation block at[r] + j is inside `a`.
                 s[r][jj] = unsafe { dot4(w, a.q16.as_ptr().add((at[r] + j) * BLOCK) as *const v128) };
@@ -463,6 +539,107 @@ unsafe fn q4k_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[
                 unsafe { (v128_load(a.d.as_ptr().add(at[r] + q) as *const v128), v128_load(a.s.as_ptr().add(at[r] + q) as *const v128)) };
             let v = f32x4_mul(f32x4_mul(dsc, dx), f32x4_convert_i32x4(fold4(s[r])));
             acc[r] = f32x4_add(acc[r], f32x4_sub(v, f32x4_mul(dm, sx)));
+        }
+    }
+}
+
+/// One Q2_K super-block at `blk` against activation blocks `at[r]..at[r] + 8`.
+/// # Safety
+/// `blk` points at a whole block (84 bytes); the activation blocks are inside `a`.
+#[inline(always)]
+unsafe fn q2k_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+    // SAFETY: the 16 scale bytes start the block, d and dmin end it.
+    let (sc, d, dmin) = unsafe {
+        let b = core::slice::from_raw_parts(blk, 84);
+        (&b[..16], f16_at(b, 80), f16_at(b, 82))
+    };
+    let low2 = u16x8_splat(0x0003);
+    let (dv, mv) = (f32x4_splat(d), f32x4_splat(dmin));
+    for h in 0..2 {
+        // SAFETY: half h's 32 code bytes are inside the block.
+        let (v0, v1) = unsafe {
+            let p = blk.add(16 + 32 * h);
+            (v128_load(p as *const v128), v128_load(p.add(16) as *const v128))
+        };
+        let mut s = [[i32x4_splat(0); 4]; R];
+        let mut sm = [[i32x4_splat(0); 4]; R];
+        for t in 0..4 {
+            let b = 4 * h + t;
+            let sh = 2 * t as u32;
+            let (ga, gb) = (sc[2 * b], sc[2 * b + 1]);
+            let (sa, sb) = (i16x8_splat((ga & 0xF) as i16), i16x8_splat((gb & 0xF) as i16));
+            let (ma, mb) = (i16x8_splat((ga >> 4) as i16), i16x8_splat((gb >> 4) as i16));
+            let w = [
+                i16x8_mul(v128_and(u16x8_shr(v0, sh), low2), sa),
+                i16x8_mul(v128_and(u16x8_shr(v1, sh), low2), sb),
+                i16x8_mul(v128_and(u16x8_shr(v0, sh + 8), low2), sa),
+                i16x8_mul(v128_and(u16x8_shr(v1, sh + 8), low2), sb),
+            ];
+            for r in 0..R {
+                // SAFETY: activation block at[r] + b is inside `a`; 32 i16 from `x`.
+                unsafe {
+                    let x = a.q16.as_ptr().add((at[r] + b) * BLOCK) as *const v128;
+                    s[r][t] = dot4(w, x);
+                    // Layout::Wide: vectors 0 and 2 hold values 0..16, 1 and 3 values 16..32.
+                    let (lo, hi) = (i16x8_add(v128_load(x), v128_load(x.add(2))), i16x8_add(v128_load(x.add(1)), v128_load(x.add(3))));
+                    sm[r][t] = i32x4_add(i32x4_dot_i16x8(lo, ma), i32x4_dot_i16x8(hi, mb));
+                }
+            }
+        }
+        for r in 0..R {
+            // SAFETY: blocks at[r] + 4h .. + 4 are inside `a`.
+            let dx = unsafe { v128_load(a.d.as_ptr().add(at[r] + 4 * h) as *const v128) };
+            let v = f32x4_mul(f32x4_mul(dv, dx), f32x4_convert_i32x4(fold4(s[r])));
+            let vm = f32x4_mul(f32x4_mul(mv, dx), f32x4_convert_i32x4(fold4(sm[r])));
+            acc[r] = f32x4_add(acc[r], f32x4_sub(v, vm));
+        }
+    }
+}
+
+/// One Q3_K super-block at `blk` against activation blocks `at[r]..at[r] + 8`.
+/// # Safety
+/// `blk` points at a whole block (110 bytes); the activation blocks are inside `a`.
+#[inline(always)]
+unsafe fn q3k_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+    // SAFETY: the 32 high-bit bytes start the block; the scales and d end it.
+    let (hm, sc, d) = unsafe {
+        let b = core::slice::from_raw_parts(blk, 110);
+        ([v128_load(blk as *const v128), v128_load(blk.add(16) as *const v128)], q3k_scales(&b[96..108]), f16_at(b, 108))
+    };
+    let (low2, one, four) = (u16x8_splat(0x0003), u16x8_splat(1), i16x8_splat(4));
+    let dv = f32x4_splat(d);
+    for h in 0..2 {
+        // SAFETY: half h's 32 code bytes are inside the block.
+        let (v0, v1) = unsafe {
+            let p = blk.add(32 + 32 * h);
+            (v128_load(p as *const v128), v128_load(p.add(16) as *const v128))
+        };
+        let mut s = [[i32x4_splat(0); 4]; R];
+        for t in 0..4 {
+            let b = 4 * h + t;
+            let (sh, hb) = (2 * t as u32, b as u32);
+            // Two low bits, plus 4 where the high bit is set, less 4: −4..=3.
+            let code = |q: v128, hq: v128, extra: u32| {
+                let low = v128_and(u16x8_shr(q, sh + extra), low2);
+                let high = i16x8_shl(v128_and(u16x8_shr(hq, hb + extra), one), 2);
+                i16x8_sub(v128_or(low, high), four)
+            };
+            let (sa, sb) = (i16x8_splat(sc[2 * b] as i16), i16x8_splat(sc[2 * b + 1] as i16));
+            let w = [
+                i16x8_mul(code(v0, hm[0], 0), sa),
+                i16x8_mul(code(v1, hm[1], 0), sb),
+                i16x8_mul(code(v0, hm[0], 8), sa),
+                i16x8_mul(code(v1, hm[1], 8), sb),
+            ];
+            for r in 0..R {
+                // SAFETY: activation block at[r] + b is inside `a`.
+                s[r][t] = unsafe { dot4(w, a.q16.as_ptr().add((at[r] + b) * BLOCK) as *const v128) };
+            }
+        }
+        for r in 0..R {
+            // SAFETY: blocks at[r] + 4h .. + 4 are inside `a`.
+            let dx = unsafe { v128_load(a.d.as_ptr().add(at[r] + 4 * h) as *const v128) };
+            acc[r] = f32x4_add(acc[r], f32x4_mul(f32x4_mul(dv, dx), f32x4_convert_i32x4(fold4(s[r]))));
         }
     }
 }

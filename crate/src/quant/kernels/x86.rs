@@ -21,17 +21,25 @@
 //!
 //! The K-quants run a super-block at a time (`KKernel`): Q4_K's 32 bytes of
 //! a 64-value chunk give two sub-blocks' codes in value order (low nibbles,
-//! high nibbles), multiplied as Q4_1's; a Q6_K sub-block's 6-bit codes
-//! (0..=63) are assembled from a nibble and two high bits, and
-//! `vpmaddubsw(c, x) − vpmaddubsw(32, x)` gives Σ (c − 32)·x per pair (each
-//! at most 2·63·127 = 16002 and 2·32·127 = 8128, so neither saturates); one
-//! `vpmaddwd` with the two groups' i8 scales (lanes 0..8 from values 0..16,
-//! 8..16 from 16..32) then scales and sums the pairs (≤ 2·8128·128 < 2^21).
+//! high nibbles), multiplied as Q4_1's; Q5_K adds each sub-block's fifth
+//! bit (codes 0..=31, pairs ≤ 2·31·127 = 7874, as Q5_1's). A Q6_K
+//! sub-block's 6-bit codes (0..=63) are assembled from a nibble and two
+//! high bits, and `vpmaddubsw(c, x) − vpmaddubsw(32, x)` gives Σ (c − 32)·x
+//! per pair (each at most 2·63·127 = 16002 and 2·32·127 = 8128, so neither
+//! saturates); one `vpmaddwd` with the two groups' i8 scales (lanes 0..8
+//! from values 0..16, 8..16 from 16..32) then scales and sums the pairs
+//! (≤ 2·8128·128 < 2^21). Q3_K's codes (−4..=3) go in as Q8_0's do, |c| ≤ 4
+//! with the sign moved onto the activation (pairs ≤ 2·4·127 = 1016), then
+//! the same `vpmaddwd` with scales −32..=31 (≤ 2·1016·32 < 2^16). Q2_K's
+//! codes (0..=3, pairs ≤ 762) take their 4-bit scales the same way
+//! (≤ 2·762·15 < 2^15), and its min term is a second `vpmaddwd` of the
+//! activation pairs `vpmaddubsw(1, x)` (≤ 254) with the 4-bit mins
+//! (≤ 2·254·15 < 2^13), scaled by `−dmin·d_x`.
 
 use core::arch::x86_64::*;
 
 use super::activations::{Activations, quantize_natural_avx2};
-use super::format::{BLOCK, BlockFormat, SUPER, q4k_scales_mins};
+use super::format::{BLOCK, BlockFormat, SUPER, q3k_scales, q4k_scales_mins};
 use super::scalar;
 use super::Product;
 
@@ -55,7 +63,10 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
         BlockFormat::Q5_0 => run::<Q5<2, 6, 16>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q5_1 => run::<Q5<4, 8, 0>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q8_0 => run::<Q8>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q4K => run_k::<Q4K>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q2K => run_k::<Q2K>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q3K => run_k::<Q3K>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q4K => run_k::<ScaleMin<false>>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q5K => run_k::<ScaleMin<true>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q6K => run_k::<Q6K>(weights, n, k, &a, rows_x, out),
     }
 }
@@ -293,7 +304,10 @@ trait KKernel {
     );
 }
 
-struct Q4K;
+/// Q4_K (`FIVE` false) and Q5_K: 6-bit scales and mins per 32 values.
+struct ScaleMin<const FIVE: bool>;
+struct Q2K;
+struct Q3K;
 struct Q6K;
 
 /// The f16 at `p`, widened exactly.
@@ -323,8 +337,8 @@ unsafe fn activation(a: &Activations, at: usize) -> (__m256i, f32, f32) {
     }
 }
 
-impl KKernel for Q4K {
-    const FORMAT: BlockFormat = BlockFormat::Q4K;
+impl<const FIVE: bool> KKernel for ScaleMin<FIVE> {
+    const FORMAT: BlockFormat = if FIVE { BlockFormat::Q5K } else { BlockFormat::Q4K };
     #[target_feature(enable = "avx2,fma,f16c")]
     #[inline]
     unsafe fn superblock<const R: usize>(
@@ -335,18 +349,29 @@ impl KKernel for Q4K {
         acc: &mut [[__m256; R]; 2],
         acc_m: &mut [f32; R],
     ) {
-        // SAFETY: a Q4_K block is 144 bytes: d, dmin, 12 scale bytes, 128 code bytes.
-        let (d, dmin, packed) =
-            unsafe { (f16_at(blk), f16_at(blk.add(2)), core::slice::from_raw_parts(blk.add(4), 12)) };
+        // SAFETY: both formats start with d, dmin and 12 scale bytes; Q4_K's
+        // 128 code bytes follow (144 bytes), Q5_K's 32 fifth-bit bytes and
+        // then its 128 code bytes (176 bytes).
+        let (d, dmin, packed, high) = unsafe {
+            let high = if FIVE { _mm256_loadu_si256(blk.add(16) as *const __m256i) } else { _mm256_setzero_si256() };
+            (f16_at(blk), f16_at(blk.add(2)), core::slice::from_raw_parts(blk.add(4), 12), high)
+        };
         let (sc, m) = q4k_scales_mins(packed);
+        let codes_at = K_CODES_AT[FIVE as usize];
         let mask = _mm256_set1_epi8(0x0F);
         let ones = _mm256_set1_epi16(1);
         for c in 0..4 {
             // SAFETY: chunk c's 32 code bytes are inside the block.
-            let q = unsafe { _mm256_loadu_si256(blk.add(16 + 32 * c) as *const __m256i) };
+            let q = unsafe { _mm256_loadu_si256(blk.add(codes_at + 32 * c) as *const __m256i) };
             let codes = [_mm256_and_si256(q, mask), _mm256_and_si256(_mm256_srli_epi16(q, 4), mask)];
-            for (half, w) in codes.into_iter().enumerate() {
+            for (half, mut w) in codes.into_iter().enumerate() {
                 let j = 2 * c + half;
+                if FIVE {
+                    // Bit j of each fifth-bit byte, as 16.
+                    let bit = _mm256_set1_epi8((1u8 << j) as i8);
+                    let fifth = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high, bit), bit), _mm256_set1_epi8(0x10));
+                    w = _mm256_or_si256(w, fifth);
+                }
                 let (ds, dm) = (d * sc[j] as f32, dmin * m[j] as f32);
                 for r in 0..R {
                     // SAFETY: block rows[r] + at + j is one of the eight (the caller's bounds).
@@ -354,6 +379,99 @@ impl KKernel for Q4K {
                     let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, xq), ones);
                     acc[half][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(ds * dx), acc[half][r]);
                     acc_m[r] = (-dm).mul_add(sx, acc_m[r]);
+                }
+            }
+        }
+    }
+}
+
+/// Where Q4_K's and Q5_K's nibbles start.
+const K_CODES_AT: [usize; 2] = [16, 48];
+
+/// Two i16 scales as `vpmaddwd` wants them for one activation block: `a`
+/// for pairs of values 0..16 (lanes 0..8), `b` for 16..32.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn group_scales(a: i16, b: i16) -> __m256i {
+    _mm256_set_m128i(_mm_set1_epi16(b), _mm_set1_epi16(a))
+}
+
+impl KKernel for Q2K {
+    const FORMAT: BlockFormat = BlockFormat::Q2K;
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    unsafe fn superblock<const R: usize>(
+        blk: *const u8,
+        a: &Activations,
+        rows: &[usize; R],
+        at: usize,
+        acc: &mut [[__m256; R]; 2],
+        _acc_m: &mut [f32; R],
+    ) {
+        // SAFETY: a Q2_K block is 84 bytes: 16 scale bytes, 64 code bytes, d at 80, dmin at 82.
+        let (d, dmin, sc) =
+            unsafe { (f16_at(blk.add(80)), f16_at(blk.add(82)), core::slice::from_raw_parts(blk, 16)) };
+        let (low2, ones8) = (_mm256_set1_epi8(3), _mm256_set1_epi8(1));
+        for h in 0..2 {
+            // SAFETY: half h's 32 code bytes are inside the block.
+            let q = unsafe { _mm256_loadu_si256(blk.add(16 + 32 * h) as *const __m256i) };
+            for s in 0..4 {
+                let w = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * s as i32)), low2);
+                let b = 4 * h + s;
+                let (ga, gb) = (sc[2 * b], sc[2 * b + 1]);
+                let scales = group_scales((ga & 0xF) as i16, (gb & 0xF) as i16);
+                let mins = group_scales((ga >> 4) as i16, (gb >> 4) as i16);
+                for r in 0..R {
+                    // SAFETY: block rows[r] + at + b is one of the eight (the caller's bounds).
+                    let (xq, dx, _) = unsafe { activation(a, rows[r] + at + b) };
+                    let p = _mm256_madd_epi16(_mm256_maddubs_epi16(w, xq), scales);
+                    let pm = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, xq), mins);
+                    acc[0][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * dx), acc[0][r]);
+                    acc[1][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pm), _mm256_set1_ps(-(dmin * dx)), acc[1][r]);
+                }
+            }
+        }
+    }
+}
+
+impl KKernel for Q3K {
+    const FORMAT: BlockFormat = BlockFormat::Q3K;
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    unsafe fn superblock<const R: usize>(
+        blk: *const u8,
+        a: &Activations,
+        rows: &[usize; R],
+        at: usize,
+        acc: &mut [[__m256; R]; 2],
+        _acc_m: &mut [f32; R],
+    ) {
+        // SAFETY: a Q3_K block is 110 bytes: high bits 0..32, codes 32..96, scales 96..108, d at 108.
+        let (d, sc, hmask) = unsafe {
+            (
+                f16_at(blk.add(108)),
+                q3k_scales(core::slice::from_raw_parts(blk.add(96), 12)),
+                _mm256_loadu_si256(blk as *const __m256i),
+            )
+        };
+        let (low2, four) = (_mm256_set1_epi8(3), _mm256_set1_epi8(4));
+        for h in 0..2 {
+            // SAFETY: half h's 32 code bytes are inside the block.
+            let q = unsafe { _mm256_loadu_si256(blk.add(32 + 32 * h) as *const __m256i) };
+            for s in 0..4 {
+                let b = 4 * h + s;
+                let low = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * s as i32)), low2);
+                let bit = _mm256_set1_epi8((1u8 << b) as i8);
+                let high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hmask, bit), bit), four);
+                // low + 4·high − 4: −4..=3, as |c| (≤ 4) and its sign.
+                let c = _mm256_sub_epi8(_mm256_or_si256(low, high), four);
+                let abs = _mm256_abs_epi8(c);
+                let scales = group_scales(sc[2 * b] as i16, sc[2 * b + 1] as i16);
+                for r in 0..R {
+                    // SAFETY: block rows[r] + at + b is one of the eight (the caller's bounds).
+                    let (xq, dx, _) = unsafe { activation(a, rows[r] + at + b) };
+                    let p = _mm256_madd_epi16(_mm256_maddubs_epi16(abs, _mm256_sign_epi8(xq, c)), scales);
+                    acc[s % 2][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * dx), acc[s % 2][r]);
                 }
             }
         }
@@ -389,7 +507,7 @@ impl KKernel for Q6K {
                 let high = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * t as i32)), low2);
                 let w = _mm256_or_si256(_mm256_and_si256(nib, low4), _mm256_slli_epi16(high, 4));
                 let b = 4 * h + t;
-                let scales = _mm256_set_m128i(_mm_set1_epi16(sc[2 * b + 1] as i16), _mm_set1_epi16(sc[2 * b] as i16));
+                let scales = group_scales(sc[2 * b] as i16, sc[2 * b + 1] as i16);
                 for r in 0..R {
                     // SAFETY: block rows[r] + at + b is one of the eight (the caller's bounds).
                     let (xq, dx, _) = unsafe { activation(a, rows[r] + at + b) };

@@ -3,8 +3,8 @@
 //! independent of ours and of llama.cpp's C), recorded by
 //! `pkg-scripts/make-llama-fixture --blocks` into tests/fixtures/gguf-blocks.json
 //! from SmolLM2's Q4_1 file and copies llama.cpp requantised to Q4_K_M,
-//! Q6_K, Q4_0 and Q5_1, and (for the K-quants no such file holds: Q2_K,
-//! Q3_K, Q5_K) from one row of its weights quantised by llama.cpp's
+//! Q6_K, Q4_0, Q5_1, F16, BF16 and IQ4_XS (with IQ4_NL), and (for the
+//! K-quants no such file holds: Q2_K, Q3_K, Q5_K) from one row of its weights quantised by llama.cpp's
 //! `ggml_quantize_chunk`.
 //!
 //! When those files are present (`.cache/gguf-requant/`, written by the same
@@ -50,7 +50,7 @@ fn every_type_dequantises_like_gguf_py() {
         }
         seen.push(name.to_string());
     }
-    for needed in ["F32", "Q4_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_0"] {
+    for needed in ["F32", "Q4_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_0", "IQ4_NL", "IQ4_XS"] {
         assert!(seen.iter().any(|s| s == needed), "the fixture has no {needed} block (it has {seen:?})");
     }
 }

@@ -38,9 +38,13 @@
 //! - The dense f32 products (`dense::xw`, `dense::xwt`, same simd128 gate):
 //!   against the f64 sum, within `(k + 2)·u·Σ|x·w|` (any order of k f32
 //!   products and sums; simd128 has no fused multiply-add).
+//! - F16 and BF16 rows (widened, then `dense::xwt`): simd128 and scalar
+//!   both against the f64 product of the widened weights, within the same
+//!   bound; the widening itself bit for bit on every 16-bit pattern.
 #![cfg(target_arch = "wasm32")]
 
 use nexttoken::quant::kernels::test_support::{self, BLOCK, Style, U, fast, random_weights, random_x, scalar};
+use nexttoken::quant::kernels::widen::{Half, widen, widen_scalar};
 use nexttoken::quant::kernels::{BlockFormat, path_name};
 use nexttoken::rng::Rng;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -100,7 +104,7 @@ fn matmul_takes_the_simd128_path() {
 fn every_format_matches_scalar_within_the_summation_order() {
     assert_simd128();
     let mut seed = 1000;
-    for f in BlockFormat::ALL {
+    for f in BlockFormat::ALL.into_iter().filter(|f| !f.is_float()) {
         for style in [Style::Typical, Style::AnyScale, Style::Extreme, Style::Zero] {
             for (k, n, rows) in shapes(f) {
                 seed += 1;
@@ -130,7 +134,7 @@ fn every_format_matches_scalar_within_the_summation_order() {
 fn one_block_alone_is_bit_for_bit_the_scalar_value() {
     assert_simd128();
     let mut rng = Rng::new(7);
-    for f in BlockFormat::ALL {
+    for f in BlockFormat::ALL.into_iter().filter(|f| !f.is_float()) {
         for style in [Style::Typical, Style::AnyScale, Style::Extreme] {
             // 9 (super-)blocks a row: two full groups of four and one left over.
             let (k, n) = (9 * f.block_values(), 3);
@@ -179,4 +183,33 @@ fn dense_products_match_the_exact_sums() {
     assert_simd128();
     let shapes = [(1, 1, 1), (1, 7, 5), (2, 33, 21), (3, 64, 48), (1, 192, 192), (5, 130, 67), (1, 576, 1539), (4, 3, 9)];
     test_support::check_dense_products(11, &shapes);
+}
+
+#[wasm_bindgen_test]
+fn float_rows_match_the_f64_product() {
+    assert_simd128();
+    let shapes = [(1, 1, 1), (7, 5, 3), (32, 9, 2), (576, 13, 1), (576, 7, 17), (1536, 3, 5), (101, 40, 4)];
+    test_support::check_float_products(23, &shapes);
+}
+
+#[wasm_bindgen_test]
+fn widening_is_exact_for_every_16_bit_pattern() {
+    assert_simd128();
+    // From an odd address, as a view into a file may be.
+    let mut bytes = vec![0u8];
+    bytes.extend((0..=u16::MAX).flat_map(|b| b.to_le_bytes()));
+    for kind in [Half::F16, Half::BF16] {
+        let (mut fast, mut slow) = (vec![0f32; 1 << 16], vec![0f32; 1 << 16]);
+        widen(kind, &bytes[1..], &mut fast);
+        widen_scalar(kind, &bytes[1..], &mut slow);
+        for (bits, (&a, &b)) in fast.iter().zip(&slow).enumerate() {
+            let want = match kind {
+                Half::F16 => half::f16::from_bits(bits as u16).to_f32(),
+                Half::BF16 => f32::from_bits((bits as u32) << 16),
+            };
+            for got in [a, b] {
+                assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{kind:?} {bits:#06x}: {got} vs {want}");
+            }
+        }
+    }
 }

@@ -11,9 +11,9 @@
 //! GGUF lists a matrix's dimensions innermost first: `[in, out]` is `out`
 //! rows of `in` numbers, i.e. ggml's `W` with `y = W x`. That is the layout
 //! the block kernels read, so a matrix of a format they have
-//! (`quant::BlockFormat::ALL`) stays as the file's bytes: every matrix is a view into
-//! one u8 tensor holding the whole file, which is neither copied nor
-//! dequantised. Any other type (and every matrix with `WeightStorage::F32`)
+//! (`quant::block_format`: the quantised ones, and F16 and BF16 at 16 bits)
+//! stays as the file's bytes: every matrix is a view into one u8 tensor
+//! holding the whole file, which is neither copied nor dequantised. Any other type (and every matrix with `WeightStorage::F32`)
 //! is dequantised and, for burn's `y = x W`, transposed once to `[in, out]`.
 //! llama.cpp's converter permuted the Q and K rows of the Hugging Face
 //! checkpoint so that rotary positions act on adjacent pairs: the config
@@ -168,4 +168,91 @@ pub fn build(c: &ModelConfig, plan: Plan, bytes: Bytes, device: &Device) -> Resu
         block.mlp.down = l.projection(&name("ffn_down"));
     }
     Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::llama::{config_from_metadata, expected_tensors};
+    use crate::gguf::quant::GgmlType;
+    use crate::gguf::test_file::Writer;
+    use crate::lm::LanguageModel;
+    use crate::model::DecoderLm;
+
+    /// A two-layer llama (d = 32, 2 heads of 16, 1 KV head, vocabulary 8)
+    /// whose matrices are `ty` (F16 or BF16) and norms F32.
+    fn tiny_16_bit(ty: GgmlType) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.kv_str("general.architecture", "llama")
+            .kv_u32("llama.block_count", 2)
+            .kv_u32("llama.embedding_length", 32)
+            .kv_u32("llama.feed_forward_length", 64)
+            .kv_u32("llama.attention.head_count", 2)
+            .kv_u32("llama.attention.head_count_kv", 1)
+            .kv_u32("llama.context_length", 64)
+            .kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5);
+        let c = ModelConfig { vocab_size: 8, d_model: 32, n_layers: 2, n_heads: 2, n_kv_heads: 1, head_dim: 16, d_ff: 64, context: 64, ..ModelConfig::smollm2_135m() };
+        let id = match ty {
+            GgmlType::F16 => 1,
+            _ => 30,
+        };
+        for (t, (name, dims)) in expected_tensors(&c).into_iter().enumerate() {
+            let n: u64 = dims.iter().product();
+            let value = |i: u64| ((i * 7 + t as u64 * 13) as f32 * 0.37).sin() * 0.3;
+            if dims.len() == 1 {
+                w.f32_tensor(&name, &dims, &(0..n).map(|i| 1.0 + value(i)).collect::<Vec<_>>());
+            } else {
+                let bits = |v: f32| if ty == GgmlType::F16 { half::f16::from_f32(v).to_bits() } else { half::bf16::from_f32(v).to_bits() };
+                let bytes: Vec<u8> = (0..n).flat_map(|i| bits(value(i)).to_le_bytes()).collect();
+                w.tensor(&name, &dims, id, &bytes);
+            }
+        }
+        w.finish()
+    }
+
+    fn load(bytes: &[u8], storage: WeightStorage) -> (ModelConfig, Transformer) {
+        let f = GgufFile::parse(bytes).unwrap();
+        let c = config_from_metadata(&f).unwrap();
+        let p = plan(&f, &c, storage).unwrap();
+        let model = build(&c, p, Bytes::from_bytes_vec(bytes.to_vec()), &Device::flex()).unwrap();
+        (c, model)
+    }
+
+    /// An F16 or BF16 file's matrices stay 16-bit views of the file (no f32
+    /// copy: the only f32 parameters are the norms), and the model computes
+    /// what the same weights widened to f32 at load compute, to f32 rounding.
+    #[test]
+    fn sixteen_bit_matrices_stay_at_16_bits() {
+        use burn::module::Module;
+        for (ty, format) in [(GgmlType::F16, BlockFormat::F16), (GgmlType::BF16, BlockFormat::BF16)] {
+            let bytes = tiny_16_bit(ty);
+            let (c, model) = load(&bytes, WeightStorage::Blocks);
+            let sixteen = |m: Option<&BlockMatrix>| {
+                let m = m.unwrap_or_else(|| panic!("{ty:?}: a matrix was not kept as blocks"));
+                assert_eq!((m.format, m.bytes()), (format, 2 * m.n * m.k), "{ty:?}");
+            };
+            assert!(model.tok_emb.weight.is_none() && model.lm_head.is_none());
+            sixteen(model.tok_emb.blocks.as_ref());
+            for b in &model.blocks {
+                for p in [&b.attn.wq, &b.attn.wk, &b.attn.wv, &b.attn.wo, b.mlp.gate.as_ref().unwrap(), &b.mlp.up, &b.mlp.down] {
+                    assert!(p.weight.is_none(), "{ty:?}: an f32 copy of a matrix");
+                    sixteen(p.blocks.as_ref());
+                }
+            }
+            let norms = c.d_model * (2 * c.n_layers + 1);
+            assert_eq!(model.num_params(), norms, "{ty:?}: f32 parameters besides the norms");
+
+            let (c32, dense) = load(&bytes, WeightStorage::F32);
+            let mut a = DecoderLm::new("tiny", c, model, crate::backend::BackendKind::Flex).unwrap();
+            let mut b = DecoderLm::new("tiny", c32, dense, crate::backend::BackendKind::Flex).unwrap();
+            // A prompt (several rows) then one step (one row, through `rows` and the tied head).
+            for ids in [&[1u32, 5, 2, 7][..], &[3u32][..]] {
+                let (x, y) = (a.forward_cached(ids).unwrap(), b.forward_cached(ids).unwrap());
+                let scale = y.iter().fold(0f32, |m, v| m.max(v.abs()));
+                for (i, (p, q)) in x.iter().zip(&y).enumerate() {
+                    assert!((p - q).abs() <= 1e-5 * scale, "{ty:?} logit {i}: 16-bit {p}, f32 {q}");
+                }
+            }
+        }
+    }
 }

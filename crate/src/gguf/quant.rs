@@ -19,10 +19,17 @@
 //!                         w = d·scale_j·q - dmin·min_j   (j: which 32-value sub-block)
 //! Q6_K 256 values, 210 B: 128 B low nibbles, 64 B high 2-bit pairs, 16 × i8 scales, f16 d
 //!                         w = d·scale_j·(q - 32)          (j: which 16-value sub-block)
+//! IQ4_NL  32 values, 18 B: f16 d, 16 B nibbles              w = d·T[q]
+//! IQ4_XS 256 values, 136 B: f16 d, u16 scales_h, 4 B scales_l, 128 B nibbles
+//!                         w = d·(ls_j - 32)·T[q]           (j: which 32-value sub-block)
 //! ```
 //! In the 32-value types, byte j of the nibbles holds value j (low nibble)
-//! and value j + 16 (high nibble). Where each K-quant value's bits sit is
-//! told at its dequantiser below.
+//! and value j + 16 (high nibble); an IQ4_XS sub-block j is laid out so in
+//! its 16 bytes from 8 + 16j. The IQ4 types' nibble picks one of 16 fixed
+//! signed values `T` (`IQ4_VALUES`), spaced closer near 0, where weights are
+//! dense; IQ4_XS's 6-bit sub-block scale `ls_j` has its low 4 bits in a
+//! nibble of `scales_l` and its top 2 in `scales_h` (`iq4_xs_scale`).
+//! Where each K-quant value's bits sit is told at its dequantiser below.
 
 use half::f16;
 
@@ -44,6 +51,8 @@ pub enum GgmlType {
     Q4K,
     Q5K,
     Q6K,
+    IQ4NL,
+    IQ4XS,
     /// A type this reader can lay out (so the file parses) but not dequantise.
     Other { id: u32, name: &'static str, block: u64, bytes: u64 },
 }
@@ -71,10 +80,10 @@ impl GgmlType {
             17 => other("IQ2_XS", 256, 74),
             18 => other("IQ3_XXS", 256, 98),
             19 => other("IQ1_S", 256, 50),
-            20 => other("IQ4_NL", 32, 18),
+            20 => IQ4NL,
             21 => other("IQ3_S", 256, 110),
             22 => other("IQ2_S", 256, 82),
-            23 => other("IQ4_XS", 256, 136),
+            23 => IQ4XS,
             24 => other("I8", 1, 1),
             25 => other("I16", 1, 2),
             26 => other("I32", 1, 4),
@@ -104,6 +113,8 @@ impl GgmlType {
             Q4K => "Q4_K",
             Q5K => "Q5_K",
             Q6K => "Q6_K",
+            IQ4NL => "IQ4_NL",
+            IQ4XS => "IQ4_XS",
             Other { name, .. } => name,
         }
     }
@@ -113,8 +124,8 @@ impl GgmlType {
         use GgmlType::*;
         match self {
             F32 | F16 | BF16 => 1,
-            Q4_0 | Q4_1 | Q5_0 | Q5_1 | Q8_0 => 32,
-            Q2K | Q3K | Q4K | Q5K | Q6K => 256,
+            Q4_0 | Q4_1 | Q5_0 | Q5_1 | Q8_0 | IQ4NL => 32,
+            Q2K | Q3K | Q4K | Q5K | Q6K | IQ4XS => 256,
             Other { block, .. } => block,
         }
     }
@@ -135,6 +146,8 @@ impl GgmlType {
             Q4K => 144,
             Q5K => 176,
             Q6K => 210,
+            IQ4NL => 18,
+            IQ4XS => 136,
             Other { bytes, .. } => bytes,
         }
     }
@@ -144,12 +157,12 @@ impl GgmlType {
     }
 
     /// Every type `dequantize` reads, in the order messages name them.
-    pub const READABLE: [GgmlType; 13] = {
+    pub const READABLE: [GgmlType; 15] = {
         use GgmlType::*;
-        [F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2K, Q3K, Q4K, Q5K, Q6K]
+        [F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2K, Q3K, Q4K, Q5K, Q6K, IQ4NL, IQ4XS]
     };
 
-    /// `READABLE` for a message: "F32, F16, …, Q5_K and Q6_K".
+    /// `READABLE` for a message: "F32, F16, …, IQ4_NL and IQ4_XS".
     pub fn readable_list() -> String {
         let names: Vec<&str> = Self::READABLE.iter().map(|t| t.name()).collect();
         let (last, rest) = names.split_last().expect("READABLE is not empty");
@@ -201,6 +214,8 @@ pub fn dequantize(ty: GgmlType, bytes: &[u8], n: usize) -> Result<Vec<f32>> {
         GgmlType::Q4K => blocks.for_each(|(b, o)| q4_k(b, o)),
         GgmlType::Q5K => blocks.for_each(|(b, o)| q5_k(b, o)),
         GgmlType::Q6K => blocks.for_each(|(b, o)| q6_k(b, o)),
+        GgmlType::IQ4NL => blocks.for_each(|(b, o)| iq4(&b[2..18], half_at(b, 0), o)),
+        GgmlType::IQ4XS => blocks.for_each(|(b, o)| iq4_xs(b, o)),
         GgmlType::Other { .. } => unreachable!("refused above"),
     }
     Ok(out)
@@ -356,6 +371,34 @@ fn q6_k(b: &[u8], o: &mut [f32]) {
     }
 }
 
+/// The 16 values an IQ4 nibble stands for (ggml's `kvalues_iq4nl`): i8,
+/// so a product with 8-bit activations stays an integer dot product.
+pub const IQ4_VALUES: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+
+/// 32 values from 16 bytes of IQ4 nibbles, each `d · T[q]`.
+fn iq4(qs: &[u8], d: f32, o: &mut [f32]) {
+    for (j, &q) in qs.iter().enumerate() {
+        o[j] = d * IQ4_VALUES[(q & 0xF) as usize] as f32;
+        o[j + 16] = d * IQ4_VALUES[(q >> 4) as usize] as f32;
+    }
+}
+
+/// Sub-block `j`'s scale `ls_j − 32` (−32..=31) in an IQ4_XS block: the
+/// low 4 bits are nibble `j % 2` of `scales_l[j / 2]` (block byte 4 + j/2),
+/// the top 2 are bits 2j..2j+2 of the u16 `scales_h` (block bytes 2..4).
+pub fn iq4_xs_scale(blk: &[u8], j: usize) -> i32 {
+    let low = (blk[4 + j / 2] >> (4 * (j % 2))) & 0xF;
+    let high = (u16::from_le_bytes([blk[2], blk[3]]) >> (2 * j)) & 3;
+    (low | (high as u8) << 4) as i32 - 32
+}
+
+fn iq4_xs(b: &[u8], o: &mut [f32]) {
+    let d = half_at(b, 0);
+    for j in 0..8 {
+        iq4(&b[8 + 16 * j..][..16], d * iq4_xs_scale(b, j) as f32, &mut o[32 * j..][..32]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,7 +478,27 @@ mod tests {
                 assert_eq!(t.can_dequantize(), GgmlType::READABLE.contains(&t), "{}", t.name());
             }
         }
-        assert!(GgmlType::readable_list().ends_with("Q5_K and Q6_K"));
+        assert!(GgmlType::readable_list().ends_with("IQ4_NL and IQ4_XS"));
+    }
+
+    #[test]
+    fn iq4_nibbles_pick_from_the_table() {
+        // d = 0.5: value j = T[j] / 2 (low nibbles), value j + 16 = T[15 - j] / 2.
+        let mut b = Vec::from(f16_bytes(0.5));
+        b.extend((0..16u8).map(|j| j | ((15 - j) << 4)));
+        let v = dequantize(GgmlType::IQ4NL, &b, 32).unwrap();
+        assert_eq!((v[0], v[8], v[15], v[16], v[31]), (-63.5, 0.5, 56.5, 56.5, -63.5));
+        // IQ4_XS sub-block 5 (the rest zero): ls = 0b10_0111 = 39 → scale 7;
+        // low nibble in the high half of scales_l[2], top bits 10-11 of scales_h.
+        let mut b = vec![0u8; 136];
+        b[0..2].copy_from_slice(&f16_bytes(0.25));
+        b[2..4].copy_from_slice(&(0b10u16 << 10).to_le_bytes());
+        b[6] = 0x7 << 4;
+        b[8 + 16 * 5] = 0x3F; // value 160: T[15] = 113, value 176: T[3] = -65
+        let v = dequantize(GgmlType::IQ4XS, &b, 256).unwrap();
+        assert_eq!((v[160], v[176], v[161]), (0.25 * 7.0 * 113.0, 0.25 * 7.0 * -65.0, 0.25 * 7.0 * -127.0));
+        // The other sub-blocks' scales are 0 - 32: value 0 = d · (-32) · T[0].
+        assert_eq!(v[0], 0.25 * -32.0 * -127.0);
     }
 
     #[test]

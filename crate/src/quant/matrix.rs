@@ -78,8 +78,13 @@ mod tests {
     use crate::rng::Rng;
 
     /// Random blocks of `format`: scales in [2^-8, 2^-2], every integer
-    /// pattern equally likely (so Q8_0's -128 and Q4's 15 both occur).
+    /// pattern equally likely (so Q8_0's -128 and Q4's 15 both occur);
+    /// F16 and BF16 values of a real model's size.
     fn random_blocks(format: BlockFormat, n: usize, k: usize, rng: &mut Rng) -> Vec<u8> {
+        use crate::quant::kernels::test_support::{Style, random_weights};
+        if format.is_float() {
+            return random_weights(rng, format, n, k, Style::Typical);
+        }
         let mut out = Vec::with_capacity(n * format.row_bytes(k));
         let scale = |rng: &mut Rng| half::f16::from_f64(2f64.powf(-8.0 + 6.0 * rng.next_f64())).to_le_bytes();
         if format.is_k() {
@@ -99,9 +104,9 @@ mod tests {
         }
         for _ in 0..n * k / format.block_values() {
             let header = match format {
-                BlockFormat::Q4_0 | BlockFormat::Q5_0 | BlockFormat::Q8_0 => 2,
+                BlockFormat::Q4_0 | BlockFormat::Q5_0 | BlockFormat::Q8_0 | BlockFormat::IQ4NL => 2,
                 BlockFormat::Q4_1 | BlockFormat::Q5_1 => 4,
-                _ => unreachable!("the K-quants are handled above"),
+                _ => unreachable!("handled above"),
             };
             out.extend_from_slice(&scale(rng));
             if header == 4 {

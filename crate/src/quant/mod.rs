@@ -6,8 +6,9 @@
 //! x [m, k] f32 ─► ops::BlockOps::block_matmul (Flex, NdArray) ─► kernels::matmul ─► [m, n] f32
 //! token ids    ─► ops::BlockOps::block_rows ─► the rows, dequantised ─► embeddings
 //! ```
-//! Only the formats `kernels` has a product for are kept as blocks; any
-//! other type is dequantised to f32 at load, as before.
+//! Only the formats `kernels` has a product for are kept as blocks (F16
+//! and BF16 rows among them, at 16 bits); any other type is dequantised to
+//! f32 at load.
 
 pub mod attention_op;
 pub mod kernels;
@@ -33,6 +34,10 @@ pub fn block_format(ty: GgmlType) -> Option<BlockFormat> {
         GgmlType::Q4K => BlockFormat::Q4K,
         GgmlType::Q5K => BlockFormat::Q5K,
         GgmlType::Q6K => BlockFormat::Q6K,
+        GgmlType::IQ4NL => BlockFormat::IQ4NL,
+        GgmlType::IQ4XS => BlockFormat::IQ4XS,
+        GgmlType::F16 => BlockFormat::F16,
+        GgmlType::BF16 => BlockFormat::BF16,
         _ => return None,
     })
 }
@@ -50,5 +55,9 @@ pub fn ggml_type(format: BlockFormat) -> GgmlType {
         BlockFormat::Q4K => GgmlType::Q4K,
         BlockFormat::Q5K => GgmlType::Q5K,
         BlockFormat::Q6K => GgmlType::Q6K,
+        BlockFormat::IQ4NL => GgmlType::IQ4NL,
+        BlockFormat::IQ4XS => GgmlType::IQ4XS,
+        BlockFormat::F16 => GgmlType::F16,
+        BlockFormat::BF16 => GgmlType::BF16,
     }
 }

@@ -42,10 +42,25 @@
 //! Q2_K, Q3_K and Q6_K share the walk: activation block b = 4h + t (or
 //! 4h + s) reads 32 code bytes of half h, and its first and second 16
 //! values have groups 2b and 2b + 1.
+//!
+//! The IQ4 formats' nibbles index a fixed table of 16 signed values
+//! (`IQ4_VALUES`, −127..=113), so their codes are i8 like Q8_0's:
+//!
+//! ```text
+//! IQ4_NL  32 values, 18 B: f16 d, 16 B nibbles                 w = d·T[q]
+//! IQ4_XS 256 values, 136 B: f16 d, u16 scales_h, 4 B scales_l, 128 B nibbles
+//!                         w = d·(ls_j − 32)·T[q]        (j = value / 32)
+//!                         bytes 8 + 16j..: sub-block j, nibbled as a 32-value block
+//! ```
+//!
+//! F16 and BF16 rows are not blocks of codes: each value is its own 2-byte
+//! "block", widened to f32 and multiplied in f32 (`half_rows`), so their
+//! products are f32 products, with no 8-bit rounding of the activations.
 
 use half::f16;
 
-/// Values in every block (all formats with a kernel use 32-value blocks).
+/// Values in every block of the quantised formats (and in every
+/// sub-block of their super-blocks): the activations' block.
 pub const BLOCK: usize = 32;
 
 /// Which block format a weight matrix is stored in (only the ones with a kernel).
@@ -61,13 +76,17 @@ pub enum BlockFormat {
     Q4K,
     Q5K,
     Q6K,
+    IQ4NL,
+    IQ4XS,
+    F16,
+    BF16,
 }
 
 /// Values in a K-quant super-block.
 pub const SUPER: usize = 256;
 
 impl BlockFormat {
-    pub const ALL: [BlockFormat; 10] = [
+    pub const ALL: [BlockFormat; 14] = [
         Self::Q4_0,
         Self::Q4_1,
         Self::Q5_0,
@@ -78,16 +97,33 @@ impl BlockFormat {
         Self::Q4K,
         Self::Q5K,
         Self::Q6K,
+        Self::IQ4NL,
+        Self::IQ4XS,
+        Self::F16,
+        Self::BF16,
     ];
 
-    /// Values per block (a super-block for the K-quants).
+    /// Values per block (a super-block for the K-quants and IQ4_XS, one
+    /// value for the 16-bit floats).
     pub fn block_values(self) -> usize {
-        if self.is_k() { SUPER } else { BLOCK }
+        if self.is_k() {
+            SUPER
+        } else if self.is_float() {
+            1
+        } else {
+            BLOCK
+        }
     }
 
     /// Whether blocks are 256-value super-blocks of 32-value sub-blocks.
     pub fn is_k(self) -> bool {
-        matches!(self, Self::Q2K | Self::Q3K | Self::Q4K | Self::Q5K | Self::Q6K)
+        matches!(self, Self::Q2K | Self::Q3K | Self::Q4K | Self::Q5K | Self::Q6K | Self::IQ4XS)
+    }
+
+    /// Whether rows are 16-bit floats, multiplied in f32 (`half_rows`)
+    /// rather than against 8-bit activations.
+    pub fn is_float(self) -> bool {
+        matches!(self, Self::F16 | Self::BF16)
     }
 
     /// Bytes per block.
@@ -103,6 +139,9 @@ impl BlockFormat {
             Self::Q4K => 144,
             Self::Q5K => 176,
             Self::Q6K => 210,
+            Self::IQ4NL => 18,
+            Self::IQ4XS => 136,
+            Self::F16 | Self::BF16 => 2,
         }
     }
 
@@ -125,6 +164,10 @@ impl BlockFormat {
             Self::Q4K => "Q4_K",
             Self::Q5K => "Q5_K",
             Self::Q6K => "Q6_K",
+            Self::IQ4NL => "IQ4_NL",
+            Self::IQ4XS => "IQ4_XS",
+            Self::F16 => "F16",
+            Self::BF16 => "BF16",
         }
     }
 
@@ -147,14 +190,14 @@ impl BlockFormat {
     /// Where the packed (low) codes start inside a block.
     pub(super) fn codes_at(self) -> usize {
         match self {
-            Self::Q4_0 | Self::Q8_0 => 2,
+            Self::Q4_0 | Self::Q8_0 | Self::IQ4NL => 2,
             Self::Q4_1 => 4,
             Self::Q5_0 => 6,
-            Self::Q5_1 => 8,
+            Self::Q5_1 | Self::IQ4XS => 8,
             Self::Q2K | Self::Q4K => 16,
             Self::Q3K => 32,
             Self::Q5K => 48,
-            Self::Q6K => 0,
+            Self::Q6K | Self::F16 | Self::BF16 => 0,
         }
     }
 
@@ -189,6 +232,19 @@ pub(super) fn q4k_scales_mins(s: &[u8]) -> ([u8; 8], [u8; 8]) {
         m[j + 4] = (s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4);
     }
     (sc, m)
+}
+
+/// The IQ4 table; IQ4_XS's sub-block scales (`ls_j − 32`).
+pub(super) use crate::gguf::quant::{IQ4_VALUES, iq4_xs_scale};
+
+/// An IQ4 block's 32 codes (table values) in value order from its 16 nibble bytes.
+pub(super) fn iq4_codes(nib: &[u8]) -> [i8; BLOCK] {
+    let mut c = [0i8; BLOCK];
+    for j in 0..16 {
+        c[j] = IQ4_VALUES[(nib[j] & 0xF) as usize];
+        c[j + 16] = IQ4_VALUES[(nib[j] >> 4) as usize];
+    }
+    c
 }
 
 /// Q6_K's code of value `128h + 32t + l` in the block: 6 bits, 0..=63.

@@ -1,12 +1,15 @@
 //! Matrix products with weights kept in their GGUF blocks.
 //!
 //! `y = W·x` where each row of `W` is a run of 32-value blocks (Q4_0, Q4_1,
-//! Q5_0, Q5_1, Q8_0) or of 256-value super-blocks whose 32-value sub-blocks
-//! (Q4_K) or 16-value pairs of groups (Q6_K) line up with the activations'
-//! blocks, and `x` is f32. The input rows are first quantised to 8
-//! bits per 32-value block (`activations`), then every (weight block, input
-//! block) pair is an integer dot product scaled once in f32 (`scalar` has
-//! the arithmetic all paths share).
+//! Q5_0, Q5_1, Q8_0, IQ4_NL) or of 256-value super-blocks whose 32-value
+//! sub-blocks (Q4_K, IQ4_XS) or 16-value pairs of groups (Q6_K) line up with
+//! the activations' blocks, and `x` is f32. The input rows are first
+//! quantised to 8 bits per 32-value block (`activations`), then every
+//! (weight block, input block) pair is an integer dot product scaled once in
+//! f32 (`scalar` has the arithmetic all paths share).
+//!
+//! F16 and BF16 rows are widened to f32 and multiplied in f32 instead
+//! (`half_rows`, on `widen` and `dense`).
 //!
 //! Paths, chosen at compile time (wasm) or run time (x86_64):
 //! - `wasm_simd`: wasm32 with `simd128` (the browser build);
@@ -21,11 +24,13 @@ mod activations;
 pub mod attention;
 pub mod dense;
 mod format;
+mod half_rows;
 mod scalar;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm_simd;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+pub mod widen;
 
 #[cfg(test)]
 mod tests;
@@ -41,10 +46,10 @@ pub use format::BlockFormat;
 /// - `x`: rows_x × k f32, row-major. `out`: rows_x × n f32, row-major (overwritten).
 ///
 /// # Panics
-/// If `k` is not a multiple of 32 or a slice length does not match the
-/// shape: callers check these when they build the matrix. Any byte values
-/// are accepted (no overflow is possible, see the paths); nothing is read
-/// outside the slices.
+/// If `k` is not a multiple of the format's `block_values()` or a slice
+/// length does not match the shape: callers check these when they build
+/// the matrix. Any byte values are accepted (no overflow is possible, see
+/// the paths); nothing is read outside the slices.
 pub fn matmul(format: BlockFormat, weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize, out: &mut [f32]) {
     matmul_on(KernelPath::Fastest, &Product { format, weights, n, k, x, rows_x }, out)
 }
@@ -76,6 +81,9 @@ pub enum KernelPath {
 pub fn matmul_on(path: KernelPath, p: &Product, out: &mut [f32]) {
     if p.check_shapes(out) {
         return;
+    }
+    if p.format.is_float() {
+        return half_rows::matmul(path, p, out);
     }
     if path == KernelPath::Scalar {
         return scalar::matmul(p, out);

@@ -31,18 +31,32 @@
 //! - Q2_K: isum ≤ 32·15·3·127 < 2^18 and msum ≤ 32·15·127 < 2^16.
 //! - Q3_K: |isum| ≤ 32·32·4·127 < 2^19.
 //! - Q6_K: |isum| ≤ 2·128·16·32·127 < 2^24.
+//!
+//! The IQ4 formats' codes are their table values `T[q]` (−127..=113), so
+//! IQ4_NL is a 32-value block as above (no offset, no `m`), and IQ4_XS's
+//! sub-block j:
+//!
+//! ```text
+//! IQ4_XS isum = Σ_l T[c_l] · q_l                 (|isum| ≤ 32·127·127 < 2^19)
+//!        block = (d · d_x) · ((ls_j − 32) · isum)  (|ls_j − 32| ≤ 32: < 2^24, exact)
+//! ```
+//!
+//! F16 and BF16 rows do not come here: `half_rows` multiplies them in f32.
 
 use super::activations::{Activations, Layout};
 use super::format::{
-    BLOCK, BlockFormat, SUPER, f16_at, q2k_code, q3k_code, q3k_scales, q4k_scales_mins, q5k_code, q6k_code, u32_at,
+    BLOCK, BlockFormat, SUPER, f16_at, iq4_codes, iq4_xs_scale, q2k_code, q3k_code, q3k_scales, q4k_scales_mins, q5k_code,
+    q6k_code, u32_at,
 };
 use super::Product;
 
-/// The 32 codes of a block in value order: Q4 0..=15, Q5 0..=31, Q8 −128..=127.
+/// The 32 codes of a block in value order: Q4 0..=15, Q5 0..=31, Q8
+/// −128..=127, IQ4_NL its table values.
 pub(super) fn codes(format: BlockFormat, blk: &[u8]) -> [i8; BLOCK] {
     let mut c = [0i8; BLOCK];
     let at = format.codes_at();
     match format {
+        BlockFormat::IQ4NL => return iq4_codes(&blk[at..at + 16]),
         BlockFormat::Q8_0 => {
             for (cj, &b) in c.iter_mut().zip(&blk[at..at + BLOCK]) {
                 *cj = b as i8;
@@ -154,6 +168,19 @@ pub(super) fn q2k_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
     acc
 }
 
+/// One IQ4_XS super-block against the eight activation blocks from `at` on.
+pub(super) fn iq4xs_dot(blk: &[u8], a: &Activations, at: usize) -> f32 {
+    let d = f16_at(blk, 0);
+    let mut acc = 0f32;
+    for j in 0..SUBS {
+        let c = iq4_codes(&blk[8 + 16 * j..][..16]);
+        let qx = &a.q8[(at + j) * BLOCK..][..BLOCK];
+        let isum: i32 = c.iter().zip(qx).map(|(&c, &q)| c as i32 * q as i32).sum();
+        acc += (d * a.d[at + j]) * (iq4_xs_scale(blk, j) * isum) as f32;
+    }
+    acc
+}
+
 /// One (super-)block's contribution, whatever the format; `at` is the
 /// block's first activation block.
 pub(super) fn any_block_dot(format: BlockFormat, blk: &[u8], a: &Activations, at: usize) -> f32 {
@@ -163,6 +190,7 @@ pub(super) fn any_block_dot(format: BlockFormat, blk: &[u8], a: &Activations, at
         BlockFormat::Q4K => q4k_dot(blk, a, at),
         BlockFormat::Q5K => q5k_dot(blk, a, at),
         BlockFormat::Q6K => q6k_dot(blk, a, at),
+        BlockFormat::IQ4XS => iq4xs_dot(blk, a, at),
         _ => block_dot(format, blk, a, at),
     }
 }

@@ -4,7 +4,7 @@
 //! (`crate/tests/wasm_kernels.rs`, which cannot reach `#[cfg(test)]` items)
 //! use the same data and the same assertions. Not part of the engine's API.
 
-use half::f16;
+use half::{bf16, f16};
 
 use super::{BlockFormat, KernelPath, Product, dense, matmul, matmul_on};
 use crate::rng::Rng;
@@ -23,7 +23,10 @@ pub enum Style {
     AnyScale,
     /// The largest codes (all bits set; Q8_0's and Q6_K's scales −128 or
     /// 127; Q3_K's bytes all set or all clear, so codes and scales reach
-    /// −4 and −32 as well as 3 and 31), scales ±65504 or any finite one.
+    /// −4 and −32 as well as 3 and 31; IQ4's codes and IQ4_XS's scales all
+    /// bits clear or all set),
+    /// scales ±65504 or any finite one; for F16 and BF16, values of the
+    /// largest magnitude whose products stay finite.
     Extreme,
     /// Every byte 0: zero scales and zero codes.
     Zero,
@@ -34,7 +37,8 @@ pub fn symmetric(rng: &mut Rng) -> f32 {
     ((rng.next_f64() - 0.5) * 2.0) as f32
 }
 
-/// Byte offsets of a block's f16 scale `d` and of its second f16 (`m`, Q4_K's `dmin`).
+/// Byte offsets of a block's f16 scale `d` and of its second f16 (`m`,
+/// Q4_K's `dmin`); for F16 and BF16 the value itself.
 pub fn f16_fields(f: BlockFormat) -> (usize, Option<usize>) {
     match f {
         BlockFormat::Q6K => (208, None),
@@ -68,19 +72,51 @@ fn f16_bits(rng: &mut Rng, style: Style) -> u16 {
     }
 }
 
+/// The bits of `v` in a 16-bit float format (F16 or BF16), rounded to nearest.
+pub fn float_bits(f: BlockFormat, v: f32) -> u16 {
+    match f {
+        BlockFormat::BF16 => bf16::from_f32(v).to_bits(),
+        _ => f16::from_f32(v).to_bits(),
+    }
+}
+
+/// One F16 or BF16 value: the `Style` of a weight (`Extreme`: ±65504 in
+/// F16, ±2^100 in BF16, whose products with `random_x`'s inputs, k ≤ 2^11
+/// of them, stay below f32's 2^128).
+fn random_float(rng: &mut Rng, f: BlockFormat, style: Style) -> u16 {
+    let sign = |rng: &mut Rng| if rng.next_u64() % 2 == 0 { 1f32 } else { -1f32 };
+    match (style, f) {
+        (Style::Typical, _) => float_bits(f, 0.05 * symmetric(rng)),
+        (Style::AnyScale, BlockFormat::F16) => finite_f16(rng),
+        // Any sign and mantissa, exponents 2^-126 (subnormals, zero) to 2^60.
+        (Style::AnyScale, _) => loop {
+            let b = rng.next_u64() as u16;
+            if (b >> 7) & 0xFF <= 127 + 60 {
+                return b;
+            }
+        },
+        (Style::Extreme, BlockFormat::F16) => float_bits(f, sign(rng) * 65504.0),
+        (Style::Extreme, _) => float_bits(f, sign(rng) * 2f32.powi(100)),
+        (Style::Zero, _) => 0,
+    }
+}
+
 /// `n` rows of `k` values in format `f`, as a GGUF tensor holds them.
 pub fn random_weights(rng: &mut Rng, f: BlockFormat, n: usize, k: usize, style: Style) -> Vec<u8> {
+    if f.is_float() {
+        return (0..n * k).flat_map(|_| random_float(rng, f, style).to_le_bytes()).collect();
+    }
     let (bs, blocks) = (f.block_bytes(), n * k / f.block_values());
     let mut w = vec![0u8; bs * blocks];
     let pick = |rng: &mut Rng| [0x80, 0x7F][(rng.next_u64() % 2) as usize];
-    let all_or_none = |rng: &mut Rng| [0x00, 0xFF][(rng.next_u64() % 2) as usize];
+    let clear_or_set = |rng: &mut Rng| [0x00, 0xFF][(rng.next_u64() % 2) as usize];
     for blk in w.chunks_exact_mut(bs) {
         for (i, b) in blk.iter_mut().enumerate() {
             *b = match (style, f) {
                 (Style::Zero, _) => 0,
                 (Style::Extreme, BlockFormat::Q8_0) => pick(rng),
                 (Style::Extreme, BlockFormat::Q6K) if (192..208).contains(&i) => pick(rng),
-                (Style::Extreme, BlockFormat::Q3K) => all_or_none(rng),
+                (Style::Extreme, BlockFormat::Q3K | BlockFormat::IQ4NL | BlockFormat::IQ4XS) => clear_or_set(rng),
                 (Style::Extreme, _) => 0xFF,
                 _ => rng.next_u64() as u8,
             };
@@ -142,7 +178,8 @@ pub fn check_tiles_agree_with_single_rows(seed: u64) {
 }
 
 /// A broken file: inf in `d` of row 0, −inf in row 1, NaN in row 2, inf in
-/// the second f16 of row 4 (its `d` where there is none). The outputs that
+/// the second f16 of row 4 (its `d` where there is none; for F16 and BF16,
+/// in a value of the row, in the format's own bits). The outputs that
 /// use such a block are not finite on this path exactly where the scalar
 /// path's are not (inf or NaN: a SIMD path may multiply inf by a partial sum
 /// of 0, as dequantize's `q·d` does), and rows 3 and 5 stay finite.
@@ -156,6 +193,7 @@ pub fn check_inf_and_nan_scales(seed: u64) {
             let (d, second) = f16_fields(f);
             let field = if row == 4 { second.unwrap_or(d) } else { d };
             let o = row * rb + at * f.block_bytes() + field;
+            let bits = if f.is_float() { float_bits(f, f16::from_bits(bits).to_f32()) } else { bits };
             w[o..o + 2].copy_from_slice(&bits.to_le_bytes());
         }
         let x = random_x(&mut rng, rows, k);
@@ -192,6 +230,42 @@ pub fn check_dense_products(seed: u64, shapes: &[(usize, usize, usize)]) {
                         (got as f64 - exact).abs() <= bound,
                         "{what} rows={rows} k={k} n={n} [{r}][{j}]: {got} vs {exact}, bound {bound}"
                     );
+                }
+            }
+        }
+    }
+}
+
+/// F16 and BF16 products against the f64 sum of the widened weights
+/// (`dequantize`, exact) times the inputs, on this build's path and the
+/// scalar one, within `(k + 2)·u·Σ|w·x|` (as `check_dense_products`: any
+/// order of k f32 products and sums) plus `k·2^-150` (a product that
+/// underflows f32's subnormals is off by half their spacing).
+pub fn check_float_products(seed: u64, shapes: &[(usize, usize, usize)]) {
+    let mut rng = Rng::new(seed);
+    for f in BlockFormat::ALL.into_iter().filter(|f| f.is_float()) {
+        for style in [Style::Typical, Style::AnyScale, Style::Extreme, Style::Zero] {
+            for &(k, n, rows) in shapes {
+                let w = random_weights(&mut rng, f, n, k, style);
+                let x = random_x(&mut rng, rows, k);
+                let wf = crate::gguf::quant::dequantize(crate::quant::ggml_type(f), &w, n * k).expect("16-bit rows dequantise");
+                let (y, ys) = (fast(f, &w, n, k, &x, rows), scalar(f, &w, n, k, &x, rows));
+                for m in 0..rows {
+                    for r in 0..n {
+                        let terms = (0..k).map(|j| wf[r * k + j] as f64 * x[m * k + j] as f64);
+                        let exact: f64 = terms.clone().sum();
+                        let bound = (k as f64 + 2.0) * U * terms.map(f64::abs).sum::<f64>() + k as f64 * 2f64.powi(-150);
+                        for (what, got) in [("fast", y[m * n + r]), ("scalar", ys[m * n + r])] {
+                            assert!(
+                                got.is_finite() && (got as f64 - exact).abs() <= bound,
+                                "{} {style:?} {what} k={k} n={n} rows={rows} [{m}][{r}]: {got} vs {exact}, bound {bound}",
+                                f.name()
+                            );
+                        }
+                    }
+                }
+                if style == Style::Typical {
+                    assert!(y.iter().any(|&v| v != 0.0), "{} k={k}: every output 0", f.name());
                 }
             }
         }

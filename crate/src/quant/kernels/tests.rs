@@ -21,7 +21,7 @@
 //! value once (`d·sc·q − dmin·m`, `d·sc·(q − 32)`), within the `4u` above.
 
 use super::activations::{Activations, Layout};
-use super::format::{f16_at, q2k_code, q3k_code, q3k_scales, q4k_scales_mins, q5k_code, q6k_code};
+use super::format::{f16_at, iq4_codes, iq4_xs_scale, q2k_code, q3k_code, q3k_scales, q4k_scales_mins, q5k_code, q6k_code};
 use super::scalar::codes;
 use super::test_support::{self, BLOCK, Style, U, fast, random_weights, random_x, scalar};
 use super::{BlockFormat, matmul};
@@ -100,6 +100,10 @@ fn k_terms(f: BlockFormat, blk: &[u8], sub: usize, q: &[i8], dx: f64, sx: f64) -
             let mq = sum(&|l| (g(l) >> 4) as f64);
             (f16_at(blk, 80) as f64 * dx).abs() * scq + (f16_at(blk, 82) as f64 * dx).abs() * mq
         }
+        BlockFormat::IQ4XS => {
+            let c = iq4_codes(&blk[8 + 16 * sub..][..16]);
+            (f16_at(blk, 0) as f64 * iq4_xs_scale(blk, sub) as f64 * dx).abs() * sum(&|l| c[l] as f64)
+        }
         BlockFormat::Q3K => {
             let sc = q3k_scales(&blk[96..108]);
             (f16_at(blk, 108) as f64 * dx).abs() * sum(&|l| sc[2 * sub + l / 16] as f64 * q3k_code(blk, h, t, l) as f64)
@@ -131,7 +135,7 @@ fn check(f: BlockFormat, n: usize, k: usize, rows: usize, style: Style, seed: u6
 #[test]
 fn every_format_matches_scalar_and_the_f32_product() {
     let mut seed = 1;
-    for f in BlockFormat::ALL {
+    for f in BlockFormat::ALL.into_iter().filter(|f| !f.is_float()) {
         for style in [Style::Typical, Style::AnyScale, Style::Extreme, Style::Zero] {
             for (k, n, rows) in shapes(f) {
                 seed += 1;
@@ -139,6 +143,14 @@ fn every_format_matches_scalar_and_the_f32_product() {
             }
         }
     }
+}
+
+#[test]
+fn float_rows_match_the_f64_product() {
+    // (k, n, rows): k not a multiple of 8 or of 4 too (the SIMD loops' tails),
+    // rows in tiles and one by one, a chunk of rows and what is left of it.
+    let shapes = [(1, 1, 1), (7, 5, 3), (32, 9, 2), (576, 13, 1), (576, 7, 17), (1536, 3, 5), (101, 40, 4)];
+    test_support::check_float_products(17, &shapes);
 }
 
 #[test]
@@ -181,11 +193,15 @@ fn formats_know_their_sizes() {
             ("Q3_K", 110, 660),
             ("Q4_K", 144, 864),
             ("Q5_K", 176, 1056),
-            ("Q6_K", 210, 1260)
+            ("Q6_K", 210, 1260),
+            ("IQ4_NL", 18, 864),
+            ("IQ4_XS", 136, 816),
+            ("F16", 2, 3072),
+            ("BF16", 2, 3072)
         ]
     );
     for f in BlockFormat::ALL {
-        assert_eq!(f.block_values(), if f.is_k() { 256 } else { 32 });
+        assert_eq!(f.block_values(), if f.is_k() { 256 } else if f.is_float() { 1 } else { 32 });
         assert_eq!(f.block_values() as u64, ggml_type(f).block_size());
         assert_eq!(f.block_bytes() as u64, ggml_type(f).block_bytes());
         assert_eq!(crate::quant::block_format(ggml_type(f)), Some(f));

@@ -37,11 +37,17 @@
 //! 32-value block stays below 2^20, exact in i32 and in f32. The
 //! super-block's f16 scales are widened in scalar code (two per 256
 //! values), so inf and NaN pass through as in `scalar`.
+//!
+//! IQ4 codes are table values (−127..=113): `i8x16.swizzle` looks the 16
+//! nibbles of each half-block up in the table, and the bytes are
+//! sign-extended in place into `Layout::Wide`'s order as Q8_0's are (a dot
+//! pair ≤ 2·127·127). An IQ4_XS sub-block is an IQ4_NL block whose scale
+//! is `d·(ls_j − 32)`, four sub-blocks per fold as Q4_K's.
 
 use core::arch::wasm32::*;
 
 use super::activations::{Activations, quantize_wide};
-use super::format::{BLOCK, BlockFormat, SUPER, f16_at, q3k_scales, q4k_scales_mins};
+use super::format::{BLOCK, BlockFormat, IQ4_VALUES, SUPER, f16_at, iq4_xs_scale, q3k_scales, q4k_scales_mins};
 use super::Product;
 
 /// Input rows per tile: each unpacked weight block is used this many times.
@@ -61,6 +67,9 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
         BlockFormat::Q4K => run_k::<ScaleMin<false>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q5K => run_k::<ScaleMin<true>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q6K => run_k::<Q6K>(weights, n, k, &a, rows_x, out),
+        BlockFormat::IQ4NL => run::<IQ4NL>(weights, n, k, &a, rows_x, out),
+        BlockFormat::IQ4XS => run_k::<IQ4XS>(weights, n, k, &a, rows_x, out),
+        BlockFormat::F16 | BlockFormat::BF16 => unreachable!("16-bit rows are multiplied in f32 (half_rows)"),
     }
 }
 
@@ -77,6 +86,7 @@ struct Q4<const AT: usize, const OFFSET: i32>;
 /// Q5_0 and Q5_1: where the high bits and the nibbles start, and the offset.
 struct Q5<const HIGH: usize, const AT: usize, const OFFSET: i32>;
 struct Q8;
+struct IQ4NL;
 
 impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
     const FORMAT: BlockFormat = if OFFSET == 8 { BlockFormat::Q4_0 } else { BlockFormat::Q4_1 };
@@ -121,6 +131,28 @@ impl Kernel for Q8 {
         // i16 lane i = byte 2i | byte 2i+1 << 8: sign-extend each byte in place.
         let even = |v: v128| i16x8_shr(i16x8_shl(v, 8), 8);
         [even(v0), even(v1), i16x8_shr(v0, 8), i16x8_shr(v1, 8)]
+    }
+}
+
+/// 16 bytes of IQ4 nibbles as the block's 32 table values, in `Layout::Wide` order.
+#[inline(always)]
+fn iq4_wide(v: v128) -> [v128; 4] {
+    let t = IQ4_VALUES;
+    let table = i8x16(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15]);
+    // Bytes in value order: values 0..16, then 16..32.
+    let lo = u8x16_swizzle(table, v128_and(v, u8x16_splat(0x0F)));
+    let hi = u8x16_swizzle(table, u8x16_shr(v, 4));
+    // i16 lane i = byte 2i | byte 2i+1 << 8: sign-extend each byte in place.
+    let even = |v: v128| i16x8_shr(i16x8_shl(v, 8), 8);
+    [even(lo), even(hi), i16x8_shr(lo, 8), i16x8_shr(hi, 8)]
+}
+
+impl Kernel for IQ4NL {
+    const FORMAT: BlockFormat = BlockFormat::IQ4NL;
+    #[inline(always)]
+    unsafe fn load(blk: *const u8) -> [v128; 4] {
+        // SAFETY: an IQ4_NL block holds 16 nibble bytes from 2 on.
+        iq4_wide(unsafe { v128_load(blk.add(2) as *const v128) })
     }
 }
 
@@ -364,6 +396,7 @@ struct ScaleMin<const FIVE: bool>;
 struct Q2K;
 struct Q3K;
 struct Q6K;
+struct IQ4XS;
 
 impl<const FIVE: bool> KKernel for ScaleMin<FIVE> {
     const FORMAT: BlockFormat = if FIVE { BlockFormat::Q5K } else { BlockFormat::Q4K };
@@ -398,6 +431,15 @@ impl KKernel for Q6K {
     unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
         // SAFETY: the caller's contract.
         unsafe { q6k_superblock::<R>(blk, a, at, acc) }
+    }
+}
+
+impl KKernel for IQ4XS {
+    const FORMAT: BlockFormat = BlockFormat::IQ4XS;
+    #[inline(always)]
+    unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+        // SAFETY: the caller's contract.
+        unsafe { iq4xs_superblock::<R>(blk, a, at, acc) }
     }
 }
 
@@ -692,6 +734,36 @@ unsafe fn q6k_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[
             // SAFETY: blocks at[r] + 4h .. + 4 are inside `a`.
             let dx = unsafe { v128_load(a.d.as_ptr().add(at[r] + 4 * h) as *const v128) };
             acc[r] = f32x4_add(acc[r], f32x4_mul(f32x4_mul(dv, dx), f32x4_convert_i32x4(fold4(s[r]))));
+        }
+    }
+}
+
+/// One IQ4_XS super-block at `blk` against activation blocks `at[r]..at[r] + 8`.
+/// # Safety
+/// `blk` points at a whole block (136 bytes); the activation blocks are inside `a`.
+#[inline(always)]
+unsafe fn iq4xs_superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
+    // SAFETY: d, scales_h and the 4 scales_l bytes are the block's first 8 bytes.
+    let head = unsafe { core::slice::from_raw_parts(blk, 8) };
+    let d = f16_at(head, 0);
+    for g in 0..2 {
+        let mut s = [[i32x4_splat(0); 4]; R];
+        for jj in 0..4 {
+            let j = 4 * g + jj;
+            // SAFETY: sub-block j's 16 nibble bytes are inside the block.
+            let w = iq4_wide(unsafe { v128_load(blk.add(8 + 16 * j) as *const v128) });
+            for r in 0..R {
+                // SAFETY: activation block at[r] + j is inside `a`.
+                s[r][jj] = unsafe { dot4(w, a.q16.as_ptr().add((at[r] + j) * BLOCK) as *const v128) };
+            }
+        }
+        let q = 4 * g;
+        let sc = |j: usize| d * iq4_xs_scale(head, j) as f32;
+        let ds = f32x4(sc(q), sc(q + 1), sc(q + 2), sc(q + 3));
+        for r in 0..R {
+            // SAFETY: blocks at[r] + q .. + 4 are inside `a`.
+            let dx = unsafe { v128_load(a.d.as_ptr().add(at[r] + q) as *const v128) };
+            acc[r] = f32x4_add(acc[r], f32x4_mul(f32x4_mul(ds, dx), f32x4_convert_i32x4(fold4(s[r]))));
         }
     }
 }

@@ -16,6 +16,10 @@
 //!   never sees −128 there): a pair is at most 2·128·127 = 32512 < 32767.
 //! - `vpmaddwd` of two such i16 with 1 cannot overflow i32.
 //!
+//! - IQ4 codes are table values −127..=113, looked up from the nibbles with
+//!   one `vpshufb` (the 16-entry table in each 128-bit lane) and multiplied
+//!   as Q8_0's: a pair is at most 2·127·127 = 32258 < 32767.
+//!
 //! Q4_0/Q5_0's offset (`− offset · Σ q_x`) is subtracted from lane 0 in
 //! integers; Q4_1/Q5_1's `m · s_x` is a scalar FMA per block.
 //!
@@ -35,11 +39,13 @@
 //! (≤ 2·762·15 < 2^15), and its min term is a second `vpmaddwd` of the
 //! activation pairs `vpmaddubsw(1, x)` (≤ 254) with the 4-bit mins
 //! (≤ 2·254·15 < 2^13), scaled by `−dmin·d_x`.
+//! An IQ4_XS sub-block is an IQ4_NL block whose f32 scale is `d·(ls_j − 32)`
+//! (exact: an f16 times a 6-bit integer).
 
 use core::arch::x86_64::*;
 
 use super::activations::{Activations, quantize_natural_avx2};
-use super::format::{BLOCK, BlockFormat, SUPER, q3k_scales, q4k_scales_mins};
+use super::format::{BLOCK, BlockFormat, IQ4_VALUES, SUPER, iq4_xs_scale, q3k_scales, q4k_scales_mins};
 use super::scalar;
 use super::Product;
 
@@ -68,6 +74,9 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
         BlockFormat::Q4K => run_k::<ScaleMin<false>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q5K => run_k::<ScaleMin<true>>(weights, n, k, &a, rows_x, out),
         BlockFormat::Q6K => run_k::<Q6K>(weights, n, k, &a, rows_x, out),
+        BlockFormat::IQ4NL => run::<IQ4NL>(weights, n, k, &a, rows_x, out),
+        BlockFormat::IQ4XS => run_k::<IQ4XS>(weights, n, k, &a, rows_x, out),
+        BlockFormat::F16 | BlockFormat::BF16 => unreachable!("16-bit rows are multiplied in f32 (half_rows)"),
     }
 }
 
@@ -89,6 +98,7 @@ struct Q4<const AT: usize, const OFFSET: i32>;
 /// Q5_0 and Q5_1: where the high bits and the nibbles start, and the offset.
 struct Q5<const HIGH: usize, const AT: usize, const OFFSET: i32>;
 struct Q8;
+struct IQ4NL;
 
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -150,7 +160,41 @@ impl Kernel for Q8 {
     #[target_feature(enable = "avx2")]
     #[inline]
     unsafe fn pairs(w: (__m256i, __m256i), x: __m256i) -> __m256i {
-        _mm256_maddubs_epi16(w.0, _mm256_sign_epi8(x, w.1))
+        signed_pairs(w, x)
+    }
+}
+
+/// Adjacent-pair sums of signed codes (given as |w| and w) × activations.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn signed_pairs(w: (__m256i, __m256i), x: __m256i) -> __m256i {
+    _mm256_maddubs_epi16(w.0, _mm256_sign_epi8(x, w.1))
+}
+
+/// The 32 IQ4 codes (table values, in value order) of the 16 nibble bytes at `p`.
+/// # Safety
+/// 16 bytes are readable at `p`; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn iq4_codes(p: *const u8) -> __m256i {
+    // SAFETY: the table holds 16 bytes; the caller's 16 at p.
+    let (table, idx) = unsafe { (_mm_loadu_si128(IQ4_VALUES.as_ptr() as *const __m128i), nibbles(p)) };
+    _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(table), idx)
+}
+
+impl Kernel for IQ4NL {
+    const FORMAT: BlockFormat = BlockFormat::IQ4NL;
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load(blk: *const u8) -> (__m256i, __m256i) {
+        // SAFETY: an IQ4_NL block holds 16 nibble bytes from 2 on.
+        let w = unsafe { iq4_codes(blk.add(2)) };
+        (_mm256_abs_epi8(w), w)
+    }
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn pairs(w: (__m256i, __m256i), x: __m256i) -> __m256i {
+        signed_pairs(w, x)
     }
 }
 
@@ -309,6 +353,7 @@ struct ScaleMin<const FIVE: bool>;
 struct Q2K;
 struct Q3K;
 struct Q6K;
+struct IQ4XS;
 
 /// The f16 at `p`, widened exactly.
 /// # Safety
@@ -515,6 +560,36 @@ impl KKernel for Q6K {
                     let p = _mm256_madd_epi16(pairs, scales);
                     acc[t % 2][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * dx), acc[t % 2][r]);
                 }
+            }
+        }
+    }
+}
+
+impl KKernel for IQ4XS {
+    const FORMAT: BlockFormat = BlockFormat::IQ4XS;
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    unsafe fn superblock<const R: usize>(
+        blk: *const u8,
+        a: &Activations,
+        rows: &[usize; R],
+        at: usize,
+        acc: &mut [[__m256; R]; 2],
+        _acc_m: &mut [f32; R],
+    ) {
+        // SAFETY: an IQ4_XS block is 136 bytes: d, scales_h, 4 scales_l bytes, 128 nibble bytes.
+        let (d, head) = unsafe { (f16_at(blk), core::slice::from_raw_parts(blk, 8)) };
+        let ones = _mm256_set1_epi16(1);
+        for j in 0..SUPER / BLOCK {
+            // SAFETY: sub-block j's 16 nibble bytes are inside the block.
+            let w = unsafe { iq4_codes(blk.add(8 + 16 * j)) };
+            let w = (_mm256_abs_epi8(w), w);
+            let ds = d * iq4_xs_scale(head, j) as f32;
+            for r in 0..R {
+                // SAFETY: block rows[r] + at + j is one of the eight (the caller's bounds).
+                let (xq, dx, _) = unsafe { activation(a, rows[r] + at + j) };
+                let p = _mm256_madd_epi16(signed_pairs(w, xq), ones);
+                acc[j % 2][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(ds * dx), acc[j % 2][r]);
             }
         }
     }

@@ -18,20 +18,18 @@
 //! `start` (the chunk's first position).
 //!
 //! The products are `dense`'s (their simd128 and AVX2 paths); the widening
-//! is `widen`'s, the exponentials `exp`'s. The sums run in other orders
+//! is `super::widen`'s, the exponentials `exp`'s. The sums run in other orders
 //! than a plain reference's, so they differ by f32 rounding only (tests).
 
 mod exp;
-mod widen;
 #[cfg(test)]
 mod tests;
 
 use half::f16;
 
 use super::dense;
+use super::widen::f16_to_f32;
 use crate::kv_cache::{KvElem, LayerView, PAGE, Page, PagesRef};
-
-pub use widen::f16_to_f32;
 
 /// Rows (query heads × positions) a tile aims at: each widened page is
 /// used this many times (a prefill chunk of SmolLM2 goes 16 positions at a

@@ -2,6 +2,7 @@
 //! run, their faults are named, and the options do what their definitions
 //! say (a fused file is its split twin; frequency factors of 2 are linear
 //! scaling by 2; a window as long as the text changes nothing).
+//! (Over 400 lines: the tiny-file writer and every family's tests share one file.)
 
 use super::*;
 

@@ -84,6 +84,7 @@ pub fn tiny_config() -> ModelConfig {
         mlp: MlpKind::SwiGlu,
         tied_embeddings: true,
         bias: false,
+        options: Default::default(),
     }
 }
 

@@ -33,6 +33,7 @@ pub fn kv_demo_config() -> ModelConfig {
         mlp: MlpKind::Gelu,
         tied_embeddings: true,
         bias: false,
+        options: Default::default(),
     }
 }
 

@@ -79,6 +79,7 @@ mod tests {
             mlp: MlpKind::SwiGlu,
             tied_embeddings: true,
             bias: false,
+            options: Default::default(),
         };
         let mut lm = DecoderLm::random("kv-check", config, 17, BackendKind::Flex).unwrap();
         lm.set_kv_precision(precision).unwrap();

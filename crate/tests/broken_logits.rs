@@ -30,6 +30,7 @@ fn config() -> ModelConfig {
         mlp: MlpKind::SwiGlu,
         tied_embeddings: true,
         bias: false,
+        options: Default::default(),
     }
 }
 

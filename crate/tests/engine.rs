@@ -30,6 +30,7 @@ fn config(positions: Positions, norm: NormKind, mlp: MlpKind, heads: usize, kv_h
         mlp,
         tied_embeddings: true,
         bias: false,
+        options: Default::default(),
     }
 }
 

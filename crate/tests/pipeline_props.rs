@@ -236,6 +236,7 @@ fn tiny_config(context: usize) -> ModelConfig {
         mlp: MlpKind::SwiGlu,
         tied_embeddings: true,
         bias: false,
+        options: Default::default(),
     }
 }
 

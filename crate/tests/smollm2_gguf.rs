@@ -189,11 +189,11 @@ fn metadata_maps_to_smollm2s_config() {
     let file = gguf::GgufFile::parse(bytes).unwrap();
     assert_eq!(file.version, 3);
     assert_eq!(file.tensors.len(), 272);
-    let config = gguf::llama::config_from_metadata(&file).unwrap();
+    let config = gguf::arch::config_from_metadata(&file).unwrap();
     // The file stores the epsilon as an f32.
     let expected = nexttoken::config::ModelConfig { norm_eps: 1e-5f32 as f64, ..nexttoken::config::ModelConfig::smollm2_135m() };
     assert_eq!(config, expected);
-    assert_eq!(gguf::llama::describe_types(&file), "Q4_1 (210 tensors), F32 (61 tensors), Q8_0 (1 tensor)");
+    assert_eq!(gguf::arch::describe_types(&file), "Q4_1 (210 tensors), F32 (61 tensors), Q8_0 (1 tensor)");
 }
 
 #[test]

@@ -116,6 +116,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         mlp: MlpKind::SwiGlu,
         tied_embeddings: true,
         bias: false,
+        options: Default::default(),
     };
     let options = TrainOptions {
         steps: args.steps,

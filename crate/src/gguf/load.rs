@@ -1,13 +1,18 @@
-//! A checked `llama` GGUF file's tensors in the burn modules.
+//! A checked GGUF file's tensors in the burn modules.
 //!
 //! ```text
 //! token_embd.weight   [d, vocab]  → tok_emb            (rows of d: as stored)
 //! output.weight       [d, vocab]  → lm_head            (absent: tied to token_embd)
 //! output_norm.weight  [d]         → final_norm
 //! blk.i.attn_norm / ffn_norm [d]  → blocks[i].attn_norm / mlp_norm
-//! blk.i.attn_q|k|v|output         → blocks[i].attn.wq|wk|wv|wo
-//! blk.i.ffn_gate|up|down          → blocks[i].mlp.gate|up|down
+//! blk.i.attn_q|k|v|output         → blocks[i].attn.wq|wk|wv|wo   (attn_qkv: its row ranges)
+//! blk.i.attn_q|k|v.bias           → the projections' biases       (attn_qkv.bias: its ranges)
+//! blk.i.attn_q_norm|attn_k_norm   → blocks[i].attn.q_norm|k_norm
+//! blk.i.post_attention_norm|post_ffw_norm → blocks[i].post_attn_norm|post_mlp_norm
+//! blk.i.ffn_gate|up|down          → blocks[i].mlp.gate|up|down   (fused ffn_up: gate rows, then up)
 //! ```
+//! A fused matrix is split by rows, and a row range of a block matrix is a
+//! view of its bytes like any other: nothing is dequantised or copied.
 //! GGUF lists a matrix's dimensions innermost first: `[in, out]` is `out`
 //! rows of `in` numbers, i.e. ggml's `W` with `y = W x`. That is the layout
 //! the block kernels read, so a matrix of a format they have
@@ -15,9 +20,7 @@
 //! stays as the file's bytes: every matrix is a view into one u8 tensor
 //! holding the whole file, which is neither copied nor dequantised. Any other type (and every matrix with `WeightStorage::F32`)
 //! is dequantised and, for burn's `y = x W`, transposed once to `[in, out]`.
-//! llama.cpp's converter permuted the Q and K rows of the Hugging Face
-//! checkpoint so that rotary positions act on adjacent pairs: the config
-//! says `RopeStyle::Interleaved`, and the weights are used as stored.
+//! The rotary pairing is the family's (`arch`): the weights are used as stored.
 //!
 //! Loading runs in two phases because the file is parsed from the very
 //! bytes the matrices then keep: `plan` reads what needs reading while the
@@ -28,11 +31,10 @@ use std::collections::HashMap;
 use burn::module::Param;
 use burn::tensor::{Bytes, Device, Int, Tensor, TensorData};
 
-use super::llama::check_tensors;
+use super::arch::{GgufModel, check_tensors};
 use super::quant::dequantize;
 use super::reader::{GgufFile, TensorInfo};
 use crate::bail;
-use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::model::embedding::TokenEmbedding;
 use crate::model::norm::Norm;
@@ -71,10 +73,10 @@ fn values(f: &GgufFile, t: &TensorInfo) -> Result<Vec<f32>> {
 /// Reads the norms (and any matrix kept as f32) and notes where the block
 /// matrices lie; `check_tensors` runs first, so every tensor is there with
 /// its shape.
-pub fn plan(f: &GgufFile, c: &ModelConfig, storage: WeightStorage) -> Result<Plan> {
-    check_tensors(f, c)?;
+pub fn plan(f: &GgufFile, m: &GgufModel, storage: WeightStorage) -> Result<Plan> {
+    check_tensors(f, m)?;
     let mut tensors = HashMap::new();
-    for t in &f.tensors {
+    for t in f.tensors.iter().filter(|t| !m.layout.constants.iter().any(|(name, _)| *name == t.name)) {
         let dims: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
         let format = block_format(t.ggml_type).filter(|_| storage == WeightStorage::Blocks && dims.len() == 2);
         let planned = match format {
@@ -103,9 +105,39 @@ struct Builder {
     device: Device,
 }
 
+/// Rows `rows` of a planned `[k, n]` tensor (n rows of k; a vector's
+/// entries): a view of the same bytes for blocks, the values' range otherwise.
+fn row_range((planned, dims): &(Planned, Vec<usize>), rows: std::ops::Range<usize>) -> (Planned, Vec<usize>) {
+    let n = rows.len();
+    match planned {
+        Planned::Blocks { start, format, k, .. } => {
+            (Planned::Blocks { start: start + rows.start * format.row_bytes(*k), format: *format, n, k: *k }, vec![*k, n])
+        }
+        Planned::Values(v) if dims.len() == 1 => (Planned::Values(v[rows].to_vec()), vec![n]),
+        Planned::Values(v) => {
+            let k = dims[0];
+            (Planned::Values(v[rows.start * k..rows.end * k].to_vec()), vec![k, n])
+        }
+    }
+}
+
 impl Builder {
     fn take(&mut self, name: &str) -> (Planned, Vec<usize>) {
         self.plan.tensors.remove(name).expect("check_tensors found every tensor")
+    }
+
+    /// Consecutive row ranges of sizes `sizes` of a stacked tensor (a fused
+    /// matrix's rows, or a fused bias's entries).
+    fn split(&mut self, name: &str, sizes: &[usize]) -> Vec<(Planned, Vec<usize>)> {
+        let whole = self.take(name);
+        let mut at = 0;
+        sizes
+            .iter()
+            .map(|&n| {
+                at += n;
+                row_range(&whole, at - n..at)
+            })
+            .collect()
     }
 
     fn blocks(&self, start: usize, format: BlockFormat, n: usize, k: usize) -> BlockMatrix {
@@ -114,7 +146,12 @@ impl Builder {
 
     /// A GGUF `[in, out]` matrix as a projection `x ↦ x W`.
     fn projection(&mut self, name: &str) -> Projection {
-        match self.take(name) {
+        let planned = self.take(name);
+        self.projection_of(planned)
+    }
+
+    fn projection_of(&self, planned: (Planned, Vec<usize>)) -> Projection {
+        match planned {
             (Planned::Blocks { start, format, n, k }, _) => Projection::from_blocks(self.blocks(start, format, n, k)),
             (Planned::Values(v), dims) => {
                 let (d_in, d_out) = (dims[0], dims[1]);
@@ -124,6 +161,12 @@ impl Builder {
         }
     }
 
+    /// A vector (a norm's weight, a bias) as f32.
+    fn vector_of(&self, name: &str, planned: (Planned, Vec<usize>)) -> Result<Tensor<1>> {
+        let (Planned::Values(v), dims) = planned else { bail!("'{name}' is not a vector") };
+        Ok(Tensor::<1>::from_data(TensorData::new(v, [dims[0]]), &self.device))
+    }
+
     fn embedding(&mut self, name: &str) -> TokenEmbedding {
         match self.take(name) {
             (Planned::Blocks { start, format, n, k }, _) => TokenEmbedding::from_blocks(self.blocks(start, format, n, k)),
@@ -131,11 +174,13 @@ impl Builder {
         }
     }
 
-    fn norm(&mut self, name: &str, norm: &mut Norm) -> Result<()> {
-        let (Planned::Values(v), dims) = self.take(name) else { bail!("the norm '{name}' is not a vector") };
+    fn norm(&mut self, name: &str, norm: Option<&mut Norm>) -> Result<()> {
+        let planned = self.take(name);
+        let gamma = self.vector_of(name, planned)?;
         match norm {
-            Norm::Rms(n) => n.gamma = Param::from_tensor(Tensor::<1>::from_data(TensorData::new(v, [dims[0]]), &self.device)),
-            Norm::Layer(_) => bail!("a llama model has RMS norms only"),
+            Some(Norm::Rms(n)) => n.gamma = Param::from_tensor(gamma),
+            Some(Norm::Layer(_)) => bail!("a GGUF model has RMS norms only"),
+            None => bail!("the model has no place for the norm '{name}'"),
         }
         Ok(())
     }
@@ -143,7 +188,8 @@ impl Builder {
 
 /// Builds the model from the plan, taking over the file's bytes when the
 /// plan keeps any matrix as blocks (and dropping them when it does not).
-pub fn build(c: &ModelConfig, plan: Plan, bytes: Bytes, device: &Device) -> Result<Transformer> {
+pub fn build(m: &GgufModel, plan: Plan, bytes: Bytes, device: &Device) -> Result<Transformer> {
+    let (c, layout) = (&m.config, &m.layout);
     let any_blocks = plan.tensors.values().any(|(p, _)| matches!(p, Planned::Blocks { .. }));
     let file = any_blocks.then(|| file_tensor(bytes, device));
     let mut l = Builder { plan, file, device: device.clone() };
@@ -151,20 +197,54 @@ pub fn build(c: &ModelConfig, plan: Plan, bytes: Bytes, device: &Device) -> Resu
     // before anything is allocated for it.
     let mut model = Transformer::init(c, device);
     model.tok_emb = l.embedding("token_embd.weight");
-    l.norm("output_norm.weight", &mut model.final_norm)?;
+    l.norm("output_norm.weight", Some(&mut model.final_norm))?;
     if !c.tied_embeddings {
         model.lm_head = Some(l.projection("output.weight"));
     }
+    let (q, kv, ff) = (c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim, c.d_ff);
     for (i, block) in model.blocks.iter_mut().enumerate() {
         let name = |n: &str| format!("blk.{i}.{n}.weight");
-        l.norm(&name("attn_norm"), &mut block.attn_norm)?;
-        l.norm(&name("ffn_norm"), &mut block.mlp_norm)?;
-        block.attn.wq = l.projection(&name("attn_q"));
-        block.attn.wk = l.projection(&name("attn_k"));
-        block.attn.wv = l.projection(&name("attn_v"));
-        block.attn.wo = l.projection(&name("attn_output"));
-        block.mlp.gate = Some(l.projection(&name("ffn_gate")));
-        block.mlp.up = l.projection(&name("ffn_up"));
+        let bias = |n: &str| format!("blk.{i}.{n}.bias");
+        l.norm(&name("attn_norm"), Some(&mut block.attn_norm))?;
+        l.norm(&name("ffn_norm"), Some(&mut block.mlp_norm))?;
+        let attn = &mut block.attn;
+        if layout.fused_qkv {
+            let mut parts = l.split(&name("attn_qkv"), &[q, kv, kv]).into_iter();
+            attn.wq = l.projection_of(parts.next().expect("three parts"));
+            attn.wk = l.projection_of(parts.next().expect("three parts"));
+            attn.wv = l.projection_of(parts.next().expect("three parts"));
+        } else {
+            attn.wq = l.projection(&name("attn_q"));
+            attn.wk = l.projection(&name("attn_k"));
+            attn.wv = l.projection(&name("attn_v"));
+        }
+        if c.options.qkv_bias {
+            let biases: Vec<(Planned, Vec<usize>)> = if layout.fused_qkv {
+                l.split(&bias("attn_qkv"), &[q, kv, kv])
+            } else {
+                ["attn_q", "attn_k", "attn_v"].iter().map(|n| l.take(&bias(n))).collect()
+            };
+            for (proj, planned) in [&mut attn.wq, &mut attn.wk, &mut attn.wv].into_iter().zip(biases) {
+                proj.bias = Some(Param::from_tensor(l.vector_of("a Q/K/V bias", planned)?));
+            }
+        }
+        attn.wo = l.projection(&name("attn_output"));
+        if c.options.qk_norm {
+            l.norm(&name("attn_q_norm"), attn.q_norm.as_mut())?;
+            l.norm(&name("attn_k_norm"), attn.k_norm.as_mut())?;
+        }
+        if c.options.post_norms {
+            l.norm(&name("post_attention_norm"), block.post_attn_norm.as_mut())?;
+            l.norm(&name("post_ffw_norm"), block.post_mlp_norm.as_mut())?;
+        }
+        if layout.fused_gate_up {
+            let mut parts = l.split(&name("ffn_up"), &[ff, ff]).into_iter();
+            block.mlp.gate = Some(l.projection_of(parts.next().expect("two parts")));
+            block.mlp.up = l.projection_of(parts.next().expect("two parts"));
+        } else {
+            block.mlp.gate = Some(l.projection(&name("ffn_gate")));
+            block.mlp.up = l.projection(&name("ffn_up"));
+        }
         block.mlp.down = l.projection(&name("ffn_down"));
     }
     Ok(model)
@@ -173,7 +253,8 @@ pub fn build(c: &ModelConfig, plan: Plan, bytes: Bytes, device: &Device) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gguf::llama::{config_from_metadata, expected_tensors};
+    use crate::config::ModelConfig;
+    use crate::gguf::arch::{Layout, expected_tensors, read};
     use crate::gguf::quant::GgmlType;
     use crate::gguf::test_file::Writer;
     use crate::lm::LanguageModel;
@@ -196,7 +277,7 @@ mod tests {
             GgmlType::F16 => 1,
             _ => 30,
         };
-        for (t, (name, dims)) in expected_tensors(&c).into_iter().enumerate() {
+        for (t, (name, dims)) in expected_tensors(&c, &Layout::default()).into_iter().enumerate() {
             let n: u64 = dims.iter().product();
             let value = |i: u64| ((i * 7 + t as u64 * 13) as f32 * 0.37).sin() * 0.3;
             if dims.len() == 1 {
@@ -212,10 +293,10 @@ mod tests {
 
     fn load(bytes: &[u8], storage: WeightStorage) -> (ModelConfig, Transformer) {
         let f = GgufFile::parse(bytes).unwrap();
-        let c = config_from_metadata(&f).unwrap();
-        let p = plan(&f, &c, storage).unwrap();
-        let model = build(&c, p, Bytes::from_bytes_vec(bytes.to_vec()), &Device::flex()).unwrap();
-        (c, model)
+        let m = read(&f).unwrap();
+        let p = plan(&f, &m, storage).unwrap();
+        let model = build(&m, p, Bytes::from_bytes_vec(bytes.to_vec()), &Device::flex()).unwrap();
+        (m.config, model)
     }
 
     /// An F16 or BF16 file's matrices stay 16-bit views of the file (no f32

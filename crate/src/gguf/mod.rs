@@ -3,14 +3,14 @@
 //!
 //! ```text
 //! bytes ─► reader::GgufFile (layout, checked against the file's length)
-//!       ─► llama::config_from_metadata ─► ModelConfig
-//!       ─► llama::check_tensors (names, shapes, types: before any allocation)
+//!       ─► arch::read (the family's file: llama, qwen2, qwen3, gemma3, phi3) ─► ModelConfig + Layout
+//!       ─► arch::check_tensors (names, shapes, types: before any allocation)
 //!       ─► load::plan (norms dequantised; where each block matrix lies)
 //!       ─► load::build (the bytes become one u8 tensor, the matrices views of it) ─► DecoderLm
 //!       ─► vocab::tokenizer (tokenizer.ggml.* as a tokenizer.json) ─► BpeTokenizer
 //! ```
 
-pub mod llama;
+pub mod arch;
 pub mod load;
 pub mod metadata;
 pub mod quant;
@@ -33,24 +33,42 @@ use crate::tokenizer::{BpeTokenizer, Tokenizer};
 /// the kernels read stay in these bytes, which the model takes over
 /// (without a copy on burn-flex).
 pub fn model_from_gguf(bytes: Vec<u8>, name: &str, backend: BackendKind, storage: WeightStorage) -> Result<(DecoderLm, BpeTokenizer)> {
+    let (mut lm, tokenizer) = load(bytes, name, backend, storage, |file| vocab::tokenizer(file))?;
+    lm.eos_id = tokenizer.eos_id();
+    Ok((lm, tokenizer))
+}
+
+/// The model alone, its tokenizer not read (a caller that feeds token ids).
+pub fn decoder_from_gguf(bytes: Vec<u8>, name: &str, backend: BackendKind, storage: WeightStorage) -> Result<DecoderLm> {
+    load(bytes, name, backend, storage, |_| Ok(())).map(|(lm, ())| lm)
+}
+
+/// Parses and checks the file, reads what `extra` reads of it (before any
+/// weight is allocated), then builds the model.
+fn load<T>(
+    bytes: Vec<u8>,
+    name: &str,
+    backend: BackendKind,
+    storage: WeightStorage,
+    extra: impl FnOnce(&GgufFile) -> Result<T>,
+) -> Result<(DecoderLm, T)> {
     let file_bytes = bytes.len();
     // `from_elems`, not `from_bytes_vec`: the latter copies any buffer not
     // declared 16-byte aligned, and u8 blocks need no alignment.
     let bytes = burn::tensor::Bytes::from_elems(bytes);
     let device = backend.device()?;
-    let (config, tokenizer, plan, quant) = {
+    let (model, extra, plan, quant) = {
         let file = GgufFile::parse(&bytes)?;
-        let config = llama::config_from_metadata(&file)?;
-        llama::check_tensors(&file, &config)?;
-        let tokenizer = vocab::tokenizer(&file)?;
-        let plan = load::plan(&file, &config, storage)?;
-        (config, tokenizer, plan, llama::describe_types(&file))
+        let model = arch::read(&file)?;
+        arch::check_tensors(&file, &model)?;
+        let extra = extra(&file)?;
+        let plan = load::plan(&file, &model, storage)?;
+        (model, extra, plan, arch::describe_types(&file))
     };
-    let model = load::build(&config, plan, bytes, &device)?;
-    let mut lm = DecoderLm::new(name, config, model, backend)?;
-    lm.eos_id = tokenizer.eos_id();
+    let weights = load::build(&model, plan, bytes, &device)?;
+    let mut lm = DecoderLm::new(name, model.config, weights, backend)?;
     lm.set_source(WeightsSource { format: "gguf", quant: Some(quant), file_bytes: Some(file_bytes) });
-    Ok((lm, tokenizer))
+    Ok((lm, extra))
 }
 
 pub fn session_from_gguf(bytes: Vec<u8>, name: &str, backend: BackendKind) -> Result<Session> {

@@ -77,6 +77,26 @@ impl Writer {
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.tensor(name, dims, 0, &bytes)
     }
+    pub fn kv_bool_array(&mut self, key: &str, items: &[bool]) -> &mut Self {
+        let mut b = Vec::new();
+        b.extend(7u32.to_le_bytes());
+        b.extend((items.len() as u64).to_le_bytes());
+        b.extend(items.iter().map(|&v| v as u8));
+        self.kv_raw(key, 9, &b)
+    }
+    /// A Q8_0 tensor (type 8) of `values`, rows of a multiple of 32: per
+    /// block an f16 scale amax/127 and 32 codes rounded to nearest.
+    pub fn q8_0_tensor(&mut self, name: &str, dims: &[u64], values: &[f32]) -> &mut Self {
+        let mut bytes = Vec::new();
+        for block in values.chunks(32) {
+            let amax = block.iter().fold(0f32, |m, x| m.max(x.abs()));
+            let d = half::f16::from_f32(amax / 127.0);
+            let inv = if d.to_f32() == 0.0 { 0.0 } else { 1.0 / d.to_f32() };
+            bytes.extend(d.to_le_bytes());
+            bytes.extend(block.iter().map(|x| (x * inv).round().clamp(-127.0, 127.0) as i8 as u8));
+        }
+        self.tensor(name, dims, 8, &bytes)
+    }
     pub fn finish(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend(MAGIC);

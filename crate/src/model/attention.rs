@@ -11,9 +11,10 @@ use burn::module::Module;
 use burn::tensor::activation::softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
 
+use super::norm::Norm;
 use super::projection::Projection;
 use super::rope::apply_rope;
-use crate::config::{ModelConfig, Positions, RopeStyle};
+use crate::config::{ModelConfig, NormKind, Positions, RopeStyle};
 use crate::counters::PathCost;
 use crate::kv_cache::KvCache;
 
@@ -23,17 +24,26 @@ pub struct Attention {
     pub wk: Projection, // d_model → n_kv_heads · head_dim
     pub wv: Projection, // d_model → n_kv_heads · head_dim
     pub wo: Projection, // n_heads · head_dim → d_model
+    /// RMS norms over each head's query and key features (`DecoderOptions::qk_norm`).
+    pub q_norm: Option<Norm>, // head_dim
+    pub k_norm: Option<Norm>, // head_dim
     pub n_heads: usize,
     pub n_kv_heads: usize,
     pub head_dim: usize,
 }
 
+/// A chunk's cos/sin tables `[T, head_dim/2]` and the pairing.
+pub type RopeTables<'a> = (&'a Tensor<2>, &'a Tensor<2>, RopeStyle);
+
 /// Where the chunk sits and how to rotate it; and what the attention did.
 pub struct ChunkPositions<'a> {
     /// Absolute position of the chunk's first token (the cache length).
     pub start: usize,
-    /// cos/sin tables `[T, head_dim/2]` and the pairing, for rotary models.
-    pub rope: Option<(&'a Tensor<2>, &'a Tensor<2>, RopeStyle)>,
+    /// The rotary tables of the global layers, for rotary models.
+    pub rope: Option<RopeTables<'a>>,
+    /// The rotary tables of the sliding-window layers, where they differ
+    /// from the global ones (Gemma 3's local base).
+    pub rope_local: Option<RopeTables<'a>>,
     /// Work of every layer's attention, added as it runs, counted per head
     /// from the shapes it ran: the K/V rows it projected and the scores its
     /// causal masks left visible. (A cache that re-projected the prefix, or
@@ -41,14 +51,42 @@ pub struct ChunkPositions<'a> {
     pub work: Cell<PathCost>,
 }
 
+/// What one layer's attention needs besides its weights.
+#[derive(Clone, Copy)]
+pub struct LayerAttention<'a> {
+    /// Its layer index (the cache's slot).
+    pub layer: usize,
+    /// Earlier positions a query sees, its own included; none: all of them.
+    pub window: Option<usize>,
+    pub rope: Option<RopeTables<'a>>,
+    /// Factor on the scores; none: 1/√head_dim.
+    pub scale: Option<f64>,
+}
+
+impl<'a> ChunkPositions<'a> {
+    /// Layer `layer`'s view of the chunk under config `c`.
+    pub fn layer(&self, c: &ModelConfig, layer: usize) -> LayerAttention<'a> {
+        let window = c.layer_window(layer);
+        let rope = match window {
+            Some(_) => self.rope_local.or(self.rope),
+            None => self.rope,
+        };
+        LayerAttention { layer, window, rope, scale: c.options.attn_scale }
+    }
+}
+
 impl Attention {
     pub fn init(c: &ModelConfig, device: &Device) -> Self {
         let (d, hd) = (c.d_model, c.head_dim);
+        let qkv_bias = c.bias || c.options.qkv_bias;
+        let head_norm = || c.options.qk_norm.then(|| Norm::init(NormKind::RmsNorm, hd, c.norm_eps, device));
         Attention {
-            wq: Projection::init(d, c.n_heads * hd, c.bias, device),
-            wk: Projection::init(d, c.n_kv_heads * hd, c.bias, device),
-            wv: Projection::init(d, c.n_kv_heads * hd, c.bias, device),
+            wq: Projection::init(d, c.n_heads * hd, qkv_bias, device),
+            wk: Projection::init(d, c.n_kv_heads * hd, qkv_bias, device),
+            wv: Projection::init(d, c.n_kv_heads * hd, qkv_bias, device),
             wo: Projection::init(c.n_heads * hd, d, c.bias, device),
+            q_norm: head_norm(),
+            k_norm: head_norm(),
             n_heads: c.n_heads,
             n_kv_heads: c.n_kv_heads,
             head_dim: hd,
@@ -56,37 +94,46 @@ impl Attention {
     }
 
     /// Attends each of the chunk's T queries over every key up to its own
-    /// position. With a cache, the chunk's keys and values are appended to
-    /// it and the queries see the cached ones too (batch 1).
+    /// position (within the layer's window, if it has one). With a cache,
+    /// the chunk's keys and values are appended to it and the queries see
+    /// the cached ones too (batch 1).
     ///
     /// # Shapes
     /// - x: `[batch, T, d_model]` (normalised input of the block)
     /// - returned: `[batch, T, d_model]`
-    pub fn forward(&self, x: Tensor<3>, pos: &ChunkPositions, cache: Option<(&mut KvCache, usize)>) -> Tensor<3> {
+    pub fn forward(&self, x: Tensor<3>, pos: &ChunkPositions, layer: LayerAttention, cache: Option<&mut KvCache>) -> Tensor<3> {
         let [b, t, _] = x.dims();
         let (h, kvh, hd) = (self.n_heads, self.n_kv_heads, self.head_dim);
+        // Each head's features normalised on their own: [b, t·heads, hd] rows.
+        let head_norm = |y: Tensor<3>, heads: usize, norm: &Option<Norm>| match norm {
+            Some(n) => n.forward(y.reshape([b, t * heads, hd])).reshape([b, t, heads * hd]),
+            None => y,
+        };
         let split = |y: Tensor<3>, heads: usize| y.reshape([b, t, heads, hd]).swap_dims(1, 2);
-        let mut q = split(self.wq.forward(x.clone()), h); // (b, h, t, hd)
-        let mut k = split(self.wk.forward(x.clone()), kvh); // (b, kvh, t, hd)
+        let mut q = split(head_norm(self.wq.forward(x.clone()), h, &self.q_norm), h); // (b, h, t, hd)
+        let mut k = split(head_norm(self.wk.forward(x.clone()), kvh, &self.k_norm), kvh); // (b, kvh, t, hd)
         let v = split(self.wv.forward(x), kvh); // (b, kvh, t, hd)
-        if let Some((cos, sin, style)) = pos.rope {
+        if let Some((cos, sin, style)) = layer.rope {
             q = apply_rope(q, cos, sin, style);
             k = apply_rope(k, cos, sin, style);
         }
+        // The kernels scale by 1/√hd: another scale goes into the queries.
+        if let Some(scale) = layer.scale {
+            q = q * (scale * (hd as f64).sqrt());
+        }
         let projected = k.dims()[2] as u64;
         let (out, visible) = match cache {
-            Some((cache, layer)) => {
+            Some(cache) => {
                 // The chunk's keys and values go into the cache's pages, and
                 // the fused kernel reads the queries' view of them there.
-                cache.write(layer, k, v);
-                let out = paged_attend(q, cache.view(layer), pos.start); // (b, t, h·hd)
-                // Query i of the chunk sees keys 0..=start + i.
-                let visible = (1..=t as u64).map(|i| pos.start as u64 + i).sum();
+                cache.write(layer.layer, k, v);
+                let out = paged_attend(q, cache.view(layer.layer), pos.start, layer.window); // (b, t, h·hd)
+                let visible = (0..t).map(|i| visible_keys(pos.start + i, layer.window)).sum();
                 (out, visible)
             }
             None => {
                 let rows = (SCORE_BUDGET / (b * h * k.dims()[2]).max(1)).clamp(1, t);
-                let (out, visible) = attend(q, k, v, pos.start, rows);
+                let (out, visible) = attend(q, k, v, pos.start, rows, layer.window);
                 (out.swap_dims(1, 2).reshape([b, t, h * hd]), visible)
             }
         };
@@ -97,19 +144,30 @@ impl Attention {
     }
 }
 
+/// Keys the query at position `p` sees: 0..=p, or the last `window` of them.
+pub fn visible_keys(p: usize, window: Option<usize>) -> u64 {
+    (p + 1).min(window.unwrap_or(usize::MAX)) as u64
+}
+
+/// The first key the query at position `p` sees.
+pub fn first_visible(p: usize, window: Option<usize>) -> usize {
+    window.map_or(0, |w| (p + 1).saturating_sub(w))
+}
+
 /// The backend's `paged_attention` (`quant::attention_op`).
 ///
 /// # Shapes
 /// - q: `[1, heads, T, head_dim]` → `[1, T, heads · head_dim]`
-fn paged_attend(q: Tensor<4>, kv: crate::kv_cache::LayerView, start: usize) -> Tensor<3> {
+fn paged_attend(q: Tensor<4>, kv: crate::kv_cache::LayerView, start: usize, window: Option<usize>) -> Tensor<3> {
     use crate::quant::attention_op::AttentionOps;
-    let y = <burn::backend::Dispatch as AttentionOps>::paged_attention(q.into_dispatch(), kv, start);
+    let y = <burn::backend::Dispatch as AttentionOps>::paged_attention(q.into_dispatch(), kv, start, window);
     Tensor::from_dispatch(y)
 }
 
 /// Softmax attention of the queries over the keys, causal from absolute
-/// position `start` (the first query's), `rows` queries at a time; and how
-/// many scores were visible to the queries (per head).
+/// position `start` (the first query's) and within `window` if given,
+/// `rows` queries at a time; and how many scores were visible to the
+/// queries (per head).
 ///
 /// Grouped-query attention without copying K and V once per query head:
 /// query head i reads KV head i / group, so the group's queries are stacked
@@ -122,7 +180,7 @@ fn paged_attend(q: Tensor<4>, kv: crate::kv_cache::LayerView, start: usize) -> T
 /// # Shapes
 /// - q: `[batch, heads, T, head_dim]`; k, v: `[batch, kv_heads, keys, head_dim]`
 /// - returned: `[batch, heads, T, head_dim]`
-fn attend(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, start: usize, rows: usize) -> (Tensor<4>, u64) {
+fn attend(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, start: usize, rows: usize, window: Option<usize>) -> (Tensor<4>, u64) {
     let [b, h, t, hd] = q.dims();
     let [_, kvh, keys, _] = k.dims();
     let group = h / kvh;
@@ -136,13 +194,13 @@ fn attend(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, start: usize, rows: usize) -
             let q = q.clone().slice([0..b, 0..h, first..first + n, 0..hd]);
             let q = q.reshape([b, kvh, group * n, hd]); // row r: head (r / n) of the group, position first + r % n
             let scores = q.matmul(k_t.clone()) / (hd as f64).sqrt(); // (b, kvh, group·n, keys)
-            let weights = if n == 1 && start + first + 1 == keys {
+            let weights = if n == 1 && start + first + 1 == keys && first_visible(keys - 1, window) == 0 {
                 // One query at the last position sees every key: no mask (a
                 // decode step; five operations fewer).
                 visible += keys as u64;
                 softmax(scores, 3)
             } else {
-                let (mask, seen) = causal_mask(start + first, n, keys, &scores.device());
+                let (mask, seen) = causal_mask(start + first, n, keys, window, &scores.device());
                 visible += seen;
                 let mask = mask.reshape([1, 1, 1, n, keys]).repeat_dim(2, group).reshape([1, 1, group * n, keys]);
                 softmax(scores.mask_fill(mask, f32::NEG_INFINITY), 3)
@@ -158,16 +216,18 @@ fn attend(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, start: usize, rows: usize) -
 /// a long chunk's queries are split into.
 const SCORE_BUDGET: usize = 1 << 20;
 
-/// `true` where query i (at absolute position start + i) must not see key j;
-/// and how many cells are `false` (the scores that count).
+/// `true` where query i (at absolute position start + i) must not see key
+/// j: a later key, or one `window` or more positions back; and how many
+/// cells are `false` (the scores that count).
 ///
 /// ```text
-/// start = 2, T = 2, keys = 4:      key 0 1 2 3
-///                      query at 2:     . . . x
-///                      query at 3:     . . . .
+/// start = 2, T = 2, keys = 4:      key 0 1 2 3        window 2:  key 0 1 2 3
+///                      query at 2:     . . . x                       x . . x
+///                      query at 3:     . . . .                       x x . .
 /// ```
-pub fn causal_mask(start: usize, t: usize, keys: usize, device: &Device) -> (Tensor<2, Bool>, u64) {
-    let cells: Vec<bool> = (0..t).flat_map(|i| (0..keys).map(move |j| j > start + i)).collect();
+pub fn causal_mask(start: usize, t: usize, keys: usize, window: Option<usize>, device: &Device) -> (Tensor<2, Bool>, u64) {
+    let cells: Vec<bool> =
+        (0..t).flat_map(|i| (0..keys).map(move |j| j > start + i || j < first_visible(start + i, window))).collect();
     let visible = cells.iter().filter(|&&hidden| !hidden).count() as u64;
     (Tensor::from_data(TensorData::new(cells, [t, keys]), device), visible)
 }
@@ -195,11 +255,11 @@ mod tests {
         let q = Tensor::<4>::random([b, h, t, hd], Distribution::Normal(0.0, 1.0), &device);
         let k = Tensor::<4>::random([b, kvh, start + t, hd], Distribution::Normal(0.0, 1.0), &device);
         let v = Tensor::<4>::random([b, kvh, start + t, hd], Distribution::Normal(0.0, 1.0), &device);
-        let (whole, visible) = attend(q.clone(), k.clone(), v.clone(), start, t);
+        let (whole, visible) = attend(q.clone(), k.clone(), v.clone(), start, t, None);
         assert_eq!(visible, (1..=t as u64).map(|i| start as u64 + i).sum::<u64>());
         let whole = whole.into_data().try_to_vec::<f32>().unwrap();
         for rows in [1, 2, 3, 6] {
-            let (blocked, seen) = attend(q.clone(), k.clone(), v.clone(), start, rows);
+            let (blocked, seen) = attend(q.clone(), k.clone(), v.clone(), start, rows, None);
             assert_eq!(seen, visible, "rows {rows}");
             let blocked = blocked.into_data().try_to_vec::<f32>().unwrap();
             let worst = whole.iter().zip(&blocked).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);

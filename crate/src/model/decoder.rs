@@ -186,7 +186,7 @@ impl LanguageModel for DecoderLm {
         let chunk = (HEAD_CHUNK_LOGITS / self.config.vocab_size).max(1);
         for first in (0..t).step_by(chunk) {
             let last = (first + chunk).min(t);
-            let rows = logits_rows(self.model.head(hidden.clone().slice([0..1, first..last, 0..d])))?;
+            let rows = logits_rows(self.model.head(&self.config, hidden.clone().slice([0..1, first..last, 0..d])))?;
             for (i, row) in rows.iter().enumerate() {
                 each(first + i, row)?;
             }

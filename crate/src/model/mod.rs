@@ -24,6 +24,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use attention::{ChunkPositions, needs_rope};
 use block::Block;
 use embedding::TokenEmbedding;
+use rope::RopeSpec;
 use norm::Norm;
 use projection::Projection;
 
@@ -84,7 +85,7 @@ impl Transformer {
         if last_only && t > 1 {
             x = x.slice([0..b, t - 1..t, 0..d]);
         }
-        (self.head(x), work)
+        (self.head(c, x), work)
     }
 
     /// The residual stream after the last block (before the final norm).
@@ -103,25 +104,41 @@ impl Transformer {
         let device = tokens.device();
         let [_, t] = tokens.dims();
         let mut x = self.tok_emb.forward(tokens); // (b, t, d)
+        if let Some(scale) = c.options.embed_scale {
+            x = x * scale;
+        }
         if let Some(pos_emb) = &self.pos_emb {
             let ids: Vec<i64> = (start..start + t).map(|p| p as i64).collect();
             let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [1, t]), &device);
             x = x + pos_emb.forward(ids); // (1, t, d) broadcast over batch
         }
-        let tables = needs_rope(&c.positions).map(|(base, style)| {
-            let (cos, sin) = rope::angle_tables(start, t, c.head_dim, base, &device);
-            (cos, sin, style)
-        });
-        let pos = ChunkPositions { start, rope: tables.as_ref().map(|(c, s, st)| (c, s, *st)), work: Cell::default() };
+        let (global, local) = rope_specs(c);
+        let tables = |spec: Option<RopeSpec>| {
+            let style = needs_rope(&c.positions).map(|(_, style)| style)?;
+            let (cos, sin) = spec?.tables(start, t, &device);
+            Some((cos, sin, style))
+        };
+        let (global, local) = (tables(global), tables(local));
+        let pos = ChunkPositions {
+            start,
+            rope: global.as_ref().map(|(c, s, st)| (c, s, *st)),
+            rope_local: local.as_ref().map(|(c, s, st)| (c, s, *st)),
+            work: Cell::default(),
+        };
         for (layer, block) in self.blocks.iter().enumerate() {
-            x = block.forward(x, &pos, cache.as_deref_mut().map(|c| (c, layer)));
+            x = block.forward(c, layer, x, &pos, cache.as_deref_mut());
         }
         if let Some(cache) = cache {
             cache.advance(t);
         }
         let work = pos.work.get();
         let layers = self.blocks.len().max(1) as u64;
-        debug_assert!(work.kv_rows % layers == 0 && work.scores % layers == 0, "every layer runs the same shapes");
+        // One layer's share: every layer runs the same shapes, except that
+        // sliding-window layers score fewer keys (then this is their mean).
+        debug_assert!(
+            work.kv_rows % layers == 0 && (c.options.sliding_window.is_some() || work.scores % layers == 0),
+            "every layer runs the same shapes"
+        );
         (x, PathCost { kv_rows: work.kv_rows / layers, scores: work.scores / layers })
     }
 
@@ -129,11 +146,25 @@ impl Transformer {
     ///
     /// # Shapes
     /// - x: `[batch, T, d_model]` → `[batch, T, vocab]`
-    pub fn head(&self, x: Tensor<3>) -> Tensor<3> {
+    pub fn head(&self, c: &ModelConfig, x: Tensor<3>) -> Tensor<3> {
         let x = self.final_norm.forward(x);
-        match &self.lm_head {
+        let logits = match &self.lm_head {
             Some(head) => head.forward(x),
             None => self.tok_emb.logits(x),
+        };
+        match c.options.logit_softcap {
+            Some(cap) => (logits / cap).tanh() * cap,
+            None => logits,
         }
     }
+}
+
+/// The rotations of the global layers and, where they differ, of the
+/// sliding-window ones (none for learned positions).
+pub fn rope_specs(c: &ModelConfig) -> (Option<RopeSpec>, Option<RopeSpec>) {
+    let Some((base, _)) = needs_rope(&c.positions) else { return (None, None) };
+    let global = RopeSpec::new(c.head_dim, base, &c.options.rope_scaling);
+    // Local layers rotate unscaled, at their own base (llama.cpp's SWA layers).
+    let local = c.options.sliding_window.as_ref().map(|w| RopeSpec::plain(c.head_dim, w.rope_base.unwrap_or(base)));
+    (Some(global.clone()), local.filter(|l| *l != global))
 }

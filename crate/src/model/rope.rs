@@ -5,34 +5,72 @@
 //! interleaved  (llama.cpp, GGUF):  rotate (x[2i], x[2i+1])
 //! rotate-half  (Hugging Face):     rotate (x[i], x[i + head_dim/2])
 //! ```
+//! With scaling (`config::RopeScaling`), the angle of frequency i at
+//! position p is `p · position_scale · freq_i / factor_i`, and cos and sin
+//! are multiplied by `magnitude`, as llama.cpp's rope does without YaRN.
 //! Tables are computed in f64 for the positions of the current chunk only,
 //! so a cached decode step at position p uses exactly the angles a full
 //! recompute would.
 
 use burn::tensor::{Device, Tensor, TensorData};
 
-use crate::config::RopeStyle;
+use crate::config::{RopeScaling, RopeStyle};
 
-/// cos and sin of every angle for positions `start..start+len`.
+/// The rotation of one kind of layer: its frequencies and scaling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RopeSpec {
+    /// `freq_i / factor_i` for i in 0..head_dim/2, in radians per position.
+    pub freqs: Vec<f64>,
+    pub position_scale: f64,
+    pub magnitude: f64,
+}
+
+impl RopeSpec {
+    /// `base^(-2i/head_dim)`, scaled as `scaling` says.
+    pub fn new(head_dim: usize, base: f64, scaling: &RopeScaling) -> Self {
+        let freqs = (0..head_dim / 2)
+            .map(|i| {
+                let factor = scaling.freq_factors.get(i).map_or(1.0, |&f| f as f64);
+                base.powf(-2.0 * i as f64 / head_dim as f64) / factor
+            })
+            .collect();
+        RopeSpec { freqs, position_scale: scaling.position_scale, magnitude: scaling.magnitude }
+    }
+
+    /// Plain rotary positions: no scaling.
+    pub fn plain(head_dim: usize, base: f64) -> Self {
+        Self::new(head_dim, base, &RopeScaling::default())
+    }
+
+    /// cos and sin of every angle for positions `start..start+len`.
+    ///
+    /// # Shapes
+    /// - returned: `[len, head_dim / 2]` each
+    pub fn tables(&self, start: usize, len: usize, device: &Device) -> (Tensor<2>, Tensor<2>) {
+        let half = self.freqs.len();
+        let mut cos = Vec::with_capacity(len * half);
+        let mut sin = Vec::with_capacity(len * half);
+        for p in start..start + len {
+            let p = p as f64 * self.position_scale;
+            for &freq in &self.freqs {
+                let angle = p * freq;
+                cos.push((angle.cos() * self.magnitude) as f32);
+                sin.push((angle.sin() * self.magnitude) as f32);
+            }
+        }
+        (
+            Tensor::from_data(TensorData::new(cos, [len, half]), device),
+            Tensor::from_data(TensorData::new(sin, [len, half]), device),
+        )
+    }
+}
+
+/// cos and sin of every plain angle for positions `start..start+len`.
 ///
 /// # Shapes
 /// - returned: `[len, head_dim / 2]` each
 pub fn angle_tables(start: usize, len: usize, head_dim: usize, base: f64, device: &Device) -> (Tensor<2>, Tensor<2>) {
-    let half = head_dim / 2;
-    let mut cos = Vec::with_capacity(len * half);
-    let mut sin = Vec::with_capacity(len * half);
-    for p in start..start + len {
-        for i in 0..half {
-            let freq = base.powf(-2.0 * i as f64 / head_dim as f64);
-            let angle = p as f64 * freq;
-            cos.push(angle.cos() as f32);
-            sin.push(angle.sin() as f32);
-        }
-    }
-    (
-        Tensor::from_data(TensorData::new(cos, [len, half]), device),
-        Tensor::from_data(TensorData::new(sin, [len, half]), device),
-    )
+    RopeSpec::plain(head_dim, base).tables(start, len, device)
 }
 
 /// Rotates each head's features by the angles of its position.

@@ -48,10 +48,15 @@ pub struct Queries<'a> {
     pub t: usize,
     /// Absolute position of the first query: query i sees keys 0..=start + i.
     pub start: usize,
+    /// A sliding window: query i sees only the last `window` of those keys
+    /// (start + i + 1 − window ..= start + i); none: all of them.
+    pub window: Option<usize>,
 }
 
 /// `out[i][h] = softmax(q[h][i] · Kᵀ / √hd over keys 0..=start+i) · V`, with
-/// K and V the pages of `kv` (which must hold positions 0..start + t).
+/// K and V the pages of `kv` (which must hold positions 0..start + t); with
+/// a window, over its last `window` keys only (pages wholly before every
+/// row's window are not read).
 ///
 /// # Shapes
 /// - q: `[heads][t][head_dim]`; out: `[t][heads][head_dim]` (overwritten)
@@ -119,37 +124,43 @@ fn run<E: Widen>(pages: &[Page<E>], q: Queries, kvh: usize, hd: usize, out: &mut
 fn tile<E: Widen>(pages: &[Page<E>], q: Queries, g: usize, group: usize, hd: usize, first: usize, n: usize, s: &mut Scratch, out: &mut [f32]) {
     let r_count = group * n;
     let keys = q.start + first + n; // the last row's view; row r sees start + first + r/group + 1
+    // The first key row r sees (0 without a window); the tile's first row sees from the earliest.
+    let lo = |r: usize| q.window.map_or(0, |w| (q.start + first + r / group + 1).saturating_sub(w));
+    let first_page = lo(0) / PAGE;
     let scale = 1.0 / (hd as f32).sqrt();
     s.rows.clear();
     for r in 0..r_count {
         let (i, head) = (first + r / group, g * group + r % group);
         s.rows.extend(q.q[(head * q.t + i) * hd..][..hd].iter().map(|&x| x * scale));
     }
-    // Page p's scores: a block [R][n_p] at R · p · PAGE (every earlier page is full).
+    // Page p's scores: a block [R][n_p] at R · (p − first_page) · PAGE (every earlier page is full).
     let visible = |p: usize| PAGE.min(keys - p * PAGE);
+    let at = |p: usize| r_count * (p - first_page) * PAGE;
     let page_count = keys.div_ceil(PAGE);
-    s.scores.resize(r_count * keys, 0.0);
-    for (p, page) in pages.iter().enumerate().take(page_count) {
+    s.scores.resize(r_count * (keys - first_page * PAGE), 0.0);
+    for (p, page) in pages.iter().enumerate().take(page_count).skip(first_page) {
         let nv = visible(p);
         let k = E::widen(&page.k[g * page.rows * hd..][..nv * hd], &mut s.wide, page.finite);
-        dense::xwt(k, nv, hd, &s.rows, r_count, &mut s.scores[r_count * p * PAGE..][..r_count * nv]);
+        dense::xwt(k, nv, hd, &s.rows, r_count, &mut s.scores[at(p)..][..r_count * nv]);
     }
-    // The tile's own later positions are hidden from its earlier rows.
+    // The tile's own later positions are hidden from its earlier rows, and
+    // keys before a row's window from it.
     for r in 0..r_count {
-        for j in q.start + first + r / group + 1..keys {
+        let hidden = (first_page * PAGE..lo(r)).chain(q.start + first + r / group + 1..keys);
+        for j in hidden {
             let p = j / PAGE;
-            s.scores[r_count * p * PAGE + r * visible(p) + j % PAGE] = f32::NEG_INFINITY;
+            s.scores[at(p) + r * visible(p) + j % PAGE] = f32::NEG_INFINITY;
         }
     }
     s.sums.clear();
     for r in 0..r_count {
         // Row r's scores in page p.
         let segment = |p: usize| {
-            let at = r_count * p * PAGE + r * visible(p);
-            at..at + visible(p)
+            let from = at(p) + r * visible(p);
+            from..from + visible(p)
         };
         let mut max = f32::NEG_INFINITY;
-        for p in 0..page_count {
+        for p in first_page..page_count {
             for &x in &s.scores[segment(p)] {
                 if x > max {
                     max = x;
@@ -157,7 +168,7 @@ fn tile<E: Widen>(pages: &[Page<E>], q: Queries, g: usize, group: usize, hd: usi
             }
         }
         let mut sum = 0.0;
-        for p in 0..page_count {
+        for p in first_page..page_count {
             sum += exp::exp_shifted_sum(&mut s.scores[segment(p)], max);
         }
         s.sums.push(sum);
@@ -165,10 +176,10 @@ fn tile<E: Widen>(pages: &[Page<E>], q: Queries, g: usize, group: usize, hd: usi
     s.acc.clear();
     s.acc.resize(r_count * hd, 0.0);
     s.part.resize(r_count * hd, 0.0);
-    for (p, page) in pages.iter().enumerate().take(page_count) {
+    for (p, page) in pages.iter().enumerate().take(page_count).skip(first_page) {
         let nv = visible(p);
         let v = E::widen(&page.v[g * page.rows * hd..][..nv * hd], &mut s.wide, page.finite);
-        dense::xw(v, nv, hd, &s.scores[r_count * p * PAGE..][..r_count * nv], r_count, &mut s.part);
+        dense::xw(v, nv, hd, &s.scores[at(p)..][..r_count * nv], r_count, &mut s.part);
         for (a, &x) in s.acc.iter_mut().zip(&s.part) {
             *a += x;
         }

@@ -29,6 +29,7 @@ struct Case {
     hd: usize,
     start: usize,
     t: usize,
+    window: Option<usize>,
 }
 
 /// The reference for one output row and its error bound's parts:
@@ -37,10 +38,11 @@ fn reference(q: &[f32], k: &[f32], v: &[f32], c: &Case, keys_held: usize, i: usi
     let (hd, group) = (c.hd, c.heads / c.kvh);
     let g = head / group;
     let qi = &q[(head * c.t + i) * hd..][..hd];
-    let visible = c.start + i + 1;
+    let from = c.window.map_or(0, |w| (c.start + i + 1).saturating_sub(w));
+    let visible = c.start + i + 1 - from;
     let scale = 1.0 / (hd as f64).sqrt();
-    let key = |j: usize| &k[(g * keys_held + j) * hd..][..hd];
-    let val = |j: usize| &v[(g * keys_held + j) * hd..][..hd];
+    let key = |j: usize| &k[(g * keys_held + from + j) * hd..][..hd];
+    let val = |j: usize| &v[(g * keys_held + from + j) * hd..][..hd];
     let scores: Vec<f64> = (0..visible).map(|j| qi.iter().zip(key(j)).map(|(&a, &b)| a as f64 * b as f64).sum::<f64>() * scale).collect();
     let hk = if keys_f16 { H } else { 0.0 };
     let delta = (0..visible)
@@ -82,13 +84,13 @@ fn check(c: Case, seed: u64) {
         pages.write(c.start, c.t, c.hd, &part(&k, c.start, keys), &part(&v, c.start, keys));
         let view = LayerView { pages: pages.as_ref(), kv_heads: c.kvh, head_dim: c.hd };
         let mut out = vec![f32::NAN; c.heads * c.t * c.hd];
-        paged_attention(Queries { q: &q, heads: c.heads, t: c.t, start: c.start }, view, &mut out);
+        paged_attention(Queries { q: &q, heads: c.heads, t: c.t, start: c.start, window: c.window }, view, &mut out);
         for i in 0..c.t {
             for head in 0..c.heads {
                 let got = &out[(i * c.heads + head) * c.hd..][..c.hd];
                 let (want, mag, delta) = reference(&q, &k, &v, &c, keys, i, head, f16_pages);
                 let hv = if f16_pages { H } else { 0.0 };
-                let what = format!("f16 {f16_pages}, {} heads / {} kv, hd {}, start {}, t {}: row {i}, head {head}", c.heads, c.kvh, c.hd, c.start, c.t);
+                let what = format!("f16 {f16_pages}, {} heads / {} kv, hd {}, start {}, t {}, window {:?}: row {i}, head {head}", c.heads, c.kvh, c.hd, c.start, c.t, c.window);
                 for f in 0..c.hd {
                     let bound = 1.25 * (2.0 * delta + (keys as f64 + 10.0) * U + hv) * mag[f];
                     let err = (got[f] as f64 - want[f]).abs();
@@ -113,7 +115,7 @@ fn check(c: Case, seed: u64) {
 fn decode_matches_the_reference_across_page_boundaries() {
     for (n, len) in [1, PAGE - 1, PAGE, PAGE + 1, 2 * PAGE + 1, 1024].into_iter().enumerate() {
         // SmolLM2's shape: 9 query heads over 3 KV heads of 64.
-        check(Case { heads: 9, kvh: 3, hd: 64, start: len - 1, t: 1 }, 11 + n as u64);
+        check(Case { heads: 9, kvh: 3, hd: 64, start: len - 1, t: 1, window: None }, 11 + n as u64);
     }
 }
 
@@ -122,16 +124,37 @@ fn decode_matches_the_reference_across_page_boundaries() {
 fn prefill_matches_the_reference_causally() {
     let cases = [(0, 1), (0, PAGE + 1), (PAGE - 3, 7), (PAGE - 1, PAGE + 2), (1000, 24), (0, 37)];
     for (n, (start, t)) in cases.into_iter().enumerate() {
-        check(Case { heads: 9, kvh: 3, hd: 64, start, t }, 101 + n as u64);
+        check(Case { heads: 9, kvh: 3, hd: 64, start, t, window: None }, 101 + n as u64);
     }
 }
 
 /// Other shapes: plain multi-head, a group of 4, head sizes that leave tails in every loop.
 #[test]
 fn other_head_shapes_match() {
-    check(Case { heads: 4, kvh: 4, hd: 8, start: 5, t: 20 }, 7);
-    check(Case { heads: 8, kvh: 2, hd: 12, start: PAGE - 2, t: 5 }, 8);
-    check(Case { heads: 3, kvh: 1, hd: 5, start: 0, t: PAGE + 3 }, 9);
+    check(Case { heads: 4, kvh: 4, hd: 8, start: 5, t: 20, window: None }, 7);
+    check(Case { heads: 8, kvh: 2, hd: 12, start: PAGE - 2, t: 5, window: None }, 8);
+    check(Case { heads: 3, kvh: 1, hd: 5, start: 0, t: PAGE + 3, window: None }, 9);
+}
+
+/// Sliding windows (Gemma 3's local layers): each query sees its last
+/// `window` keys only, across page edges, in decode and in prefill chunks
+/// that start before, at and past the window's length, and with windows
+/// shorter than, equal to and longer than a page.
+#[test]
+fn windows_hide_the_keys_before_them() {
+    let cases = [
+        (PAGE + 40, 1, 50),
+        (3 * PAGE + 7, 1, PAGE),
+        (3 * PAGE, 1, 2 * PAGE + 1),
+        (0, PAGE + 9, 20),
+        (PAGE - 3, 40, PAGE),
+        (500, 30, 512),
+        (5, 3, 1),
+        (2 * PAGE + 1, 2 * PAGE, 300),
+    ];
+    for (n, (start, t, window)) in cases.into_iter().enumerate() {
+        check(Case { heads: 4, kvh: 1, hd: 16, start, t, window: Some(window) }, 301 + n as u64);
+    }
 }
 
 /// A page that was given an inf is widened with the fix-up (the path that

@@ -10,7 +10,7 @@ use nexttoken::model::DecoderLm;
 use nexttoken::report::StopReason;
 use nexttoken::rules::RuleSettings;
 use nexttoken::session::{ContextPolicy, GenerationSettings, Session};
-use nexttoken::tokenizer::CharTokenizer;
+use nexttoken::tokenizer::{CharTokenizer, Tokenizer};
 
 const CHARS: [char; 8] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 
@@ -372,4 +372,53 @@ fn a_seed_means_the_same_weights_and_another_seed_other_weights() {
     let (a, b, other) = (logits(5), logits(5), logits(6));
     assert_eq!(a, b);
     assert_ne!(a, other);
+}
+
+/// A character vocabulary that asks for a BOS token and ends generation on
+/// one chosen token (as Gemma's `<bos>` and `<end_of_turn>`).
+struct BosChars {
+    inner: CharTokenizer,
+    bos: u32,
+    end: u32,
+}
+
+impl Tokenizer for BosChars {
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+    fn encode(&self, text: &str) -> nexttoken::error::Result<Vec<u32>> {
+        self.inner.encode(text)
+    }
+    fn token_bytes(&self, id: u32) -> Vec<u8> {
+        self.inner.token_bytes(id)
+    }
+    fn eos_id(&self) -> Option<u32> {
+        None
+    }
+    fn bos_to_add(&self) -> Option<u32> {
+        Some(self.bos)
+    }
+    fn ends_generation(&self, id: u32) -> bool {
+        id == self.end
+    }
+}
+
+#[test]
+fn prompts_start_with_the_bos_token_and_an_end_of_generation_token_stops() {
+    let c = variants()[0].1.clone();
+    let bos = 7;
+    // The first token the model picks after BOS + "abc", found without the wrapper.
+    let mut plain = session(c.clone(), 5);
+    plain.start_tokens(&[bos, 0, 1, 2], &greedy(4)).unwrap();
+    let first = plain.step(&greedy(4)).unwrap().generated[0].id;
+
+    let lm = DecoderLm::random("test", c, 5, BackendKind::Flex).unwrap();
+    let tok = BosChars { inner: CharTokenizer::new(&CHARS).unwrap(), bos, end: first };
+    let mut s = Session::new(Box::new(lm), Box::new(tok)).unwrap();
+    assert_eq!(s.encode_prompt("abc", false).unwrap(), vec![bos, 0, 1, 2]);
+    assert!(s.start("", &greedy(4)).unwrap_err().message.contains("empty"), "no BOS alone for an empty prompt");
+    s.start("abc", &greedy(4)).unwrap();
+    let last = run_to_stop(&mut s, &greedy(4));
+    assert_eq!(last.generated.iter().map(|g| g.id).collect::<Vec<_>>(), vec![first]);
+    assert_eq!(last.stop, Some(StopReason::Eos));
 }

@@ -7,12 +7,14 @@
 //!       ─► arch::check_tensors (names, shapes, types: before any allocation)
 //!       ─► load::plan (norms dequantised; where each block matrix lies)
 //!       ─► load::build (the bytes become one u8 tensor, the matrices views of it) ─► DecoderLm
-//!       ─► vocab::tokenizer (tokenizer.ggml.* as a tokenizer.json) ─► BpeTokenizer
+//!       ─► vocab::tokenizer (tokenizer.ggml.*: byte-level BPE as a tokenizer.json,
+//!          or SentencePiece merged by score) ─► BpeTokenizer
 //! ```
 
 pub mod arch;
 pub mod load;
 pub mod metadata;
+pub mod pre_tokenizer;
 pub mod quant;
 pub mod reader;
 #[cfg(test)]

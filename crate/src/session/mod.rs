@@ -142,14 +142,21 @@ impl Session {
         self.start_tokens(&ids, settings)
     }
 
-    /// The prompt's tokens, wrapped in the chat template when `chat` is set.
+    /// The prompt's tokens, wrapped in the chat template when `chat` is set,
+    /// after the vocabulary's BOS token where it asks for one (none before
+    /// an empty prompt, which stays an error).
     pub fn encode_prompt(&self, prompt: &str, chat: bool) -> Result<Vec<u32>> {
-        if !chat {
-            return self.tokenizer.encode(prompt);
-        }
-        match self.tokenizer.chat_template() {
-            Some(template) => self.tokenizer.encode(&template.wrap(prompt)),
-            None => bail!("this model has no chat template: turn chat mode off"),
+        let text = if !chat {
+            self.tokenizer.encode(prompt)?
+        } else {
+            match self.tokenizer.chat_template() {
+                Some(template) => self.tokenizer.encode(&template.wrap(prompt))?,
+                None => bail!("this model has no chat template: turn chat mode off"),
+            }
+        };
+        match self.tokenizer.bos_to_add() {
+            Some(bos) if !text.is_empty() => Ok([bos].into_iter().chain(text).collect()),
+            _ => Ok(text),
         }
     }
 
@@ -198,12 +205,14 @@ impl Session {
         let ids = self.encode_prompt(text, chat)?;
         // In the template, only the user's own tokens count towards the
         // statistics: the system message and markers are the template's.
-        let mut own = 0..ids.len();
+        let bos = usize::from(self.tokenizer.bos_to_add().is_some() && !ids.is_empty());
+        let mut own = bos..ids.len();
         if let (true, Some(template)) = (chat, self.tokenizer.chat_template()) {
             let (before, after) = template.around();
             let (pre, post) = (self.tokenizer.encode(&before)?, self.tokenizer.encode(&after)?);
-            if ids.starts_with(&pre) && ids.ends_with(&post) && pre.len() + post.len() <= ids.len() {
-                own = pre.len()..ids.len() - post.len();
+            let text = &ids[bos..];
+            if text.starts_with(&pre) && text.ends_with(&post) && pre.len() + post.len() <= text.len() {
+                own = bos + pre.len()..ids.len() - post.len();
             }
         }
         crate::score::score_tokens(self.model.as_mut(), self.tokenizer.as_ref(), &ids, own)
@@ -348,7 +357,7 @@ impl Session {
 
     fn stop_reason(&self, settings: &GenerationSettings, eos: Option<u32>, context: usize) -> Option<StopReason> {
         let last = self.generated.last()?.chosen.id;
-        if Some(last) == eos {
+        if Some(last) == eos || self.tokenizer.ends_generation(last) {
             return Some(StopReason::Eos);
         }
         if !settings.stop.is_empty() {

@@ -1,10 +1,17 @@
-//! A BPE vocabulary read from a Hugging Face `tokenizer.json`, run by the
-//! `tokenizers` crate. The bytes of every token are worked out once at load
-//! time, so showing a token never goes back through the library.
+//! A BPE vocabulary, merged one of two ways:
+//! - by rank, byte-level (a Hugging Face `tokenizer.json`: the project's
+//!   trained models, SmolLM2, Qwen, Llama 3), run by the `tokenizers` crate;
+//! - by score, SentencePiece-style (GGUF `llama` vocabularies: Gemma,
+//!   Llama 2, Phi-3), run by [`SentencePiece`] as llama.cpp does.
+//!
+//! The bytes of every token are worked out once at load time, so showing a
+//! token never goes back through either engine.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use super::byte_level::char_to_byte;
+use super::spm::SentencePiece;
+use super::token_attr::TokenAttr;
 use super::{display_bytes, Tokenizer};
 use crate::chat::ChatTemplate;
 use crate::error::{Error, Result};
@@ -14,13 +21,47 @@ use crate::error::{Error, Result};
 /// its unknown token), so the chat name wins when both are present.
 const EOS_NAMES: [&str; 4] = ["<|im_end|>", "<|endoftext|>", "</s>", "<eos>"];
 
+enum Engine {
+    ByteLevel(Box<tokenizers::Tokenizer>),
+    SentencePiece(SentencePiece),
+}
+
+/// Every token's bytes as one buffer and end offsets (Gemma has 262,144).
+#[derive(Default)]
+struct TokenBytes {
+    data: Vec<u8>,
+    ends: Vec<u32>,
+}
+
+impl TokenBytes {
+    fn from_entries(n: usize, entry: impl Fn(u32) -> Vec<u8>) -> Result<Self> {
+        let mut t = TokenBytes { data: Vec::new(), ends: Vec::with_capacity(n) };
+        for id in 0..n as u32 {
+            t.data.extend_from_slice(&entry(id));
+            t.ends.push(u32::try_from(t.data.len()).map_err(|_| Error::new("the vocabulary's bytes are over 4 GiB"))?);
+        }
+        Ok(t)
+    }
+
+    fn get(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        if i >= self.ends.len() {
+            return &[];
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.data[start..self.ends[i] as usize]
+    }
+}
+
 pub struct BpeTokenizer {
-    inner: tokenizers::Tokenizer,
-    /// Raw bytes of token id i (empty where the vocabulary has a hole).
-    bytes: Vec<Vec<u8>>,
-    /// Special tokens, shown by name: id → name.
-    special: HashMap<u32, String>,
+    engine: Engine,
+    bytes: TokenBytes,
+    /// Special tokens, shown by name.
+    special: HashSet<u32>,
     eos: Option<u32>,
+    bos_to_add: Option<u32>,
+    /// Tokens after which generation stops (EOS, end-of-turn markers).
+    end_of_generation: Vec<u32>,
     chat: Option<ChatTemplate>,
 }
 
@@ -37,53 +78,111 @@ impl BpeTokenizer {
             .map_err(|e| Error::new(format!("tokenizer.json is not valid JSON: {e}")))?;
         let inner = tokenizers::Tokenizer::from_bytes(json)
             .map_err(|e| Error::new(format!("cannot read tokenizer.json: {e}")))?;
-        Ok(Self::from_tokenizer(inner, is_byte_level(json)?))
+        Self::from_tokenizer(inner, is_byte_level(json)?)
     }
 
     /// A tokenizer already built, whose vocabulary spells bytes with the
     /// GPT-2 alphabet when `byte_level` (a GGUF's, which says so itself).
-    pub fn from_tokenizer(inner: tokenizers::Tokenizer, byte_level: bool) -> Self {
+    pub fn from_tokenizer(inner: tokenizers::Tokenizer, byte_level: bool) -> Result<Self> {
         let vocab = inner.get_vocab(true);
         let size = vocab.values().map(|&id| id as usize + 1).max().unwrap_or(0);
-        let mut bytes = vec![Vec::new(); size];
+        let mut pieces: Vec<Option<&str>> = vec![None; size];
         for (piece, &id) in &vocab {
-            bytes[id as usize] = piece_to_bytes(piece, byte_level);
+            pieces[id as usize] = Some(piece);
         }
-        // Added tokens are stored as their literal text, never byte-level spelled.
-        let mut special = HashMap::new();
-        for (id, token) in inner.get_added_tokens_decoder() {
-            if let Some(slot) = bytes.get_mut(id as usize) {
-                *slot = token.content.as_bytes().to_vec();
-            }
-            if token.special {
-                special.insert(id, token.content.clone());
-            }
-        }
+        let added = inner.get_added_tokens_decoder();
+        let bytes = TokenBytes::from_entries(size, |id| match (added.get(&id), pieces[id as usize]) {
+            // Added tokens are stored as their literal text, never byte-level spelled.
+            (Some(token), _) => token.content.as_bytes().to_vec(),
+            (None, Some(piece)) => piece_to_bytes(piece, byte_level),
+            (None, None) => Vec::new(),
+        })?;
+        let special = added.iter().filter(|(_, t)| t.special).map(|(&id, _)| id).collect();
         let eos = EOS_NAMES.iter().find_map(|name| inner.token_to_id(name));
-        Self { inner, bytes, special, eos, chat: None }
+        Ok(Self {
+            engine: Engine::ByteLevel(Box::new(inner)),
+            bytes,
+            special,
+            eos,
+            bos_to_add: None,
+            end_of_generation: eos.into_iter().collect(),
+            chat: None,
+        })
+    }
+
+    /// A SentencePiece vocabulary; `attrs` by id say which tokens are shown
+    /// by name and how the others are spelled.
+    pub fn from_sentencepiece(spm: SentencePiece, attrs: &[TokenAttr]) -> Result<Self> {
+        let table = spm.table();
+        let bytes = TokenBytes::from_entries(table.len(), |id| {
+            let attr = attrs.get(id as usize).copied().unwrap_or_default();
+            sentencepiece_bytes(table.piece(id), attr)
+        })?;
+        let special = (0..table.len() as u32).filter(|&id| attrs[id as usize].is_special()).collect();
+        Ok(Self {
+            engine: Engine::SentencePiece(spm),
+            bytes,
+            special,
+            eos: None,
+            bos_to_add: None,
+            end_of_generation: Vec::new(),
+            chat: None,
+        })
+    }
+
+    fn check_id(&self, what: &str, id: u32) -> Result<()> {
+        if id as usize >= self.vocab_size() {
+            return Err(Error::new(format!("{what} id {id} is outside the vocabulary of {} tokens", self.vocab_size())));
+        }
+        Ok(())
     }
 
     /// Overrides the end-of-sequence token (e.g. from a model file's metadata).
     pub fn set_eos_id(&mut self, eos: Option<u32>) -> Result<()> {
         if let Some(id) = eos {
-            if id as usize >= self.vocab_size() {
-                return Err(Error::new(format!(
-                    "eos id {id} is outside the vocabulary of {} tokens",
-                    self.vocab_size()
-                )));
-            }
+            self.check_id("eos", id)?;
         }
         self.eos = eos;
         Ok(())
     }
 
+    /// The token every prompt starts with, when the vocabulary asks for one.
+    pub fn set_bos_to_add(&mut self, bos: Option<u32>) -> Result<()> {
+        if let Some(id) = bos {
+            self.check_id("bos", id)?;
+        }
+        self.bos_to_add = bos;
+        Ok(())
+    }
+
+    /// The tokens that end generation (the EOS token among them).
+    pub fn set_end_of_generation(&mut self, ids: Vec<u32>) -> Result<()> {
+        for &id in &ids {
+            self.check_id("end-of-generation", id)?;
+        }
+        self.end_of_generation = ids;
+        Ok(())
+    }
+
     /// The id of a token spelled exactly as in the vocabulary (e.g. `<|endoftext|>`).
     pub fn token_to_id(&self, piece: &str) -> Option<u32> {
-        self.inner.token_to_id(piece)
+        match &self.engine {
+            Engine::ByteLevel(inner) => inner.token_to_id(piece),
+            Engine::SentencePiece(spm) => spm.table().id(piece),
+        }
     }
 
     pub fn set_chat_template(&mut self, template: Option<ChatTemplate>) {
         self.chat = template;
+    }
+
+    /// Bytes the token table holds (its text and offsets), for the load report.
+    pub fn table_bytes(&self) -> usize {
+        let engine = match &self.engine {
+            Engine::SentencePiece(spm) => spm.table().heap_bytes(),
+            Engine::ByteLevel(_) => 0,
+        };
+        self.bytes.data.capacity() + 4 * self.bytes.ends.capacity() + engine
     }
 }
 
@@ -105,6 +204,12 @@ fn is_byte_level(json: &[u8]) -> Result<bool> {
     Ok(["decoder", "pre_tokenizer"].iter().any(|k| value.get(k).is_some_and(mentions_byte_level)))
 }
 
+/// The bytes a `<0xNN>` piece stands for.
+fn byte_piece(piece: &str) -> Option<u8> {
+    let hex = piece.strip_prefix("<0x")?.strip_suffix('>')?;
+    (hex.len() == 2).then(|| u8::from_str_radix(hex, 16).ok()).flatten()
+}
+
 /// The bytes a vocabulary entry stands for.
 fn piece_to_bytes(piece: &str, byte_level: bool) -> Vec<u8> {
     if byte_level {
@@ -115,37 +220,57 @@ fn piece_to_bytes(piece: &str, byte_level: bool) -> Vec<u8> {
         return piece.as_bytes().to_vec();
     }
     // SentencePiece conventions: `<0xNN>` is a fallback byte, `▁` a space.
-    if let Some(hex) = piece.strip_prefix("<0x").and_then(|p| p.strip_suffix('>')) {
-        if let Ok(byte) = u8::from_str_radix(hex, 16) {
-            if hex.len() == 2 {
-                return vec![byte];
-            }
-        }
+    if let Some(byte) = byte_piece(piece) {
+        return vec![byte];
     }
     piece.replace('▁', " ").into_bytes()
 }
 
+/// A SentencePiece token's bytes as llama.cpp renders it (with special
+/// tokens shown): control, unknown and user-defined tokens as their text,
+/// normal ones with `▁` as a space, byte pieces as their byte, anything
+/// else (unused, undefined) as nothing.
+fn sentencepiece_bytes(piece: &str, attr: TokenAttr) -> Vec<u8> {
+    if attr.any(TokenAttr::CONTROL.union(TokenAttr::UNKNOWN).union(TokenAttr::USER_DEFINED)) {
+        piece.as_bytes().to_vec()
+    } else if attr.any(TokenAttr::NORMAL) {
+        piece.replace('▁', " ").into_bytes()
+    } else if attr.any(TokenAttr::BYTE) {
+        byte_piece(piece).map(|b| vec![b]).unwrap_or_default()
+    } else {
+        Vec::new()
+    }
+}
+
 impl Tokenizer for BpeTokenizer {
     fn vocab_size(&self) -> usize {
-        self.inner.get_vocab_size(true).max(self.bytes.len())
+        let engine = match &self.engine {
+            Engine::ByteLevel(inner) => inner.get_vocab_size(true),
+            Engine::SentencePiece(spm) => spm.table().len(),
+        };
+        engine.max(self.bytes.ends.len())
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let encoding = self
-            .inner
-            .encode(text, false)
-            .map_err(|e| Error::new(format!("cannot tokenise the text: {e}")))?;
-        Ok(encoding.get_ids().to_vec())
+        match &self.engine {
+            Engine::ByteLevel(inner) => {
+                let encoding =
+                    inner.encode(text, false).map_err(|e| Error::new(format!("cannot tokenise the text: {e}")))?;
+                Ok(encoding.get_ids().to_vec())
+            }
+            Engine::SentencePiece(spm) => spm.encode(text),
+        }
     }
 
     fn token_bytes(&self, id: u32) -> Vec<u8> {
-        self.bytes.get(id as usize).cloned().unwrap_or_default()
+        self.bytes.get(id).to_vec()
     }
 
     fn display(&self, id: u32) -> String {
-        match self.special.get(&id) {
-            Some(name) => name.clone(),
-            None => display_bytes(&self.token_bytes(id)),
+        if self.special.contains(&id) {
+            String::from_utf8_lossy(self.bytes.get(id)).into_owned()
+        } else {
+            display_bytes(self.bytes.get(id))
         }
     }
 
@@ -153,8 +278,16 @@ impl Tokenizer for BpeTokenizer {
         self.eos
     }
 
+    fn bos_to_add(&self) -> Option<u32> {
+        self.bos_to_add
+    }
+
+    fn ends_generation(&self, id: u32) -> bool {
+        Some(id) == self.eos || self.end_of_generation.contains(&id)
+    }
+
     fn is_special(&self, id: u32) -> bool {
-        self.special.contains_key(&id)
+        self.special.contains(&id)
     }
 
     fn chat_template(&self) -> Option<&ChatTemplate> {

@@ -1,8 +1,10 @@
 //! Tokenizers: text ⇄ token ids, plus what the page needs to show a token.
 //!
 //! One trait, three vocabularies:
-//! - [`BpeTokenizer`]: a byte-level BPE read from a `tokenizer.json` (the
-//!   project's trained models and SmolLM2), via the `tokenizers` crate;
+//! - [`BpeTokenizer`]: a BPE, byte-level from a `tokenizer.json` or a GGUF
+//!   `gpt2` vocabulary (the project's trained models, SmolLM2, Qwen, Llama 3)
+//!   via the `tokenizers` crate, or SentencePiece-style from a GGUF `llama`
+//!   vocabulary (Gemma, Llama 2, Phi-3) merged by score as llama.cpp does;
 //! - [`CharTokenizer`]: one token per character (the lesson-18 `abc` bigram);
 //! - [`PieceTokenizer`]: a few named tokens such as `t1`..`t10` (the
 //!   lesson-21 ten-class logit vector).
@@ -17,8 +19,12 @@ mod byte_level;
 mod chars;
 mod display;
 mod packed_vocab;
+mod piece_table;
 mod pieces;
+mod special_split;
+mod spm;
 mod stream;
+mod token_attr;
 #[cfg(not(target_arch = "wasm32"))]
 mod train;
 
@@ -27,7 +33,10 @@ pub use byte_level::{byte_to_char, char_to_byte};
 pub use chars::CharTokenizer;
 pub use packed_vocab::PackedVocab;
 pub use display::display_bytes;
+pub use piece_table::PieceTable;
 pub use pieces::PieceTokenizer;
+pub use spm::SentencePiece;
+pub use token_attr::TokenAttr;
 pub use stream::{decode_complete, split_complete_utf8, CompleteText};
 #[cfg(not(target_arch = "wasm32"))]
 pub use train::{train_bpe, train_bpe_files, ENDOFTEXT};
@@ -62,6 +71,20 @@ pub trait Tokenizer {
 
     /// The end-of-sequence id, if the vocabulary has one.
     fn eos_id(&self) -> Option<u32>;
+
+    /// The token a prompt starts with, where the vocabulary asks for one
+    /// (GGUF `tokenizer.ggml.add_bos_token`: Gemma's `<bos>`); never part
+    /// of [`Tokenizer::encode`]'s output.
+    fn bos_to_add(&self) -> Option<u32> {
+        None
+    }
+
+    /// Whether generating `id` ends the text: the EOS token, and in chat
+    /// models the end-of-turn marker (`<end_of_turn>`, `<|im_end|>`), as
+    /// llama.cpp's end-of-generation set.
+    fn ends_generation(&self, id: u32) -> bool {
+        Some(id) == self.eos_id()
+    }
 
     /// Whether `id` is a special (control) token such as `<|im_start|>`,
     /// which the page shows as a token, not as text.

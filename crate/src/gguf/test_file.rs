@@ -48,15 +48,6 @@ impl Writer {
         }
         self.kv_raw(key, 9, &b)
     }
-    pub fn kv_i32_array(&mut self, key: &str, items: &[i32]) -> &mut Self {
-        let mut b = Vec::new();
-        b.extend(5u32.to_le_bytes());
-        b.extend((items.len() as u64).to_le_bytes());
-        for v in items {
-            b.extend(v.to_le_bytes());
-        }
-        self.kv_raw(key, 9, &b)
-    }
     /// Appends a tensor; `data` is its raw bytes in `ty`'s layout.
     pub fn tensor(&mut self, name: &str, dims: &[u64], ty: u32, data: &[u8]) -> &mut Self {
         while self.data.len() % 32 != 0 {

@@ -5,20 +5,22 @@
 // the previous run. One thread everywhere.
 //
 //   1. the engine in headless Chromium (bench-engine-wasm.mjs), every shipped
-//      model: prefill and decode tokens/s; for SmolLM2 also the tab's memory
-//      with 1,024 tokens in the cache
+//      model: prefill and decode tokens/s; for the real (GGUF) models also
+//      the tab's memory with 1,024 tokens in the cache
 //   2. the engine natively (`nexttoken bench`), the same models and lengths;
-//      SmolLM2's peak RSS with 1,024 tokens in the cache
-//   3. llama.cpp on SmolLM2's GGUF (bench-llamacpp), the same lengths
-//   4. the page (bench-page.mjs) on bard and SmolLM2: slider move -> frame,
-//      the first move after load apart, the browser's floor, Step -> token
-//   5. open -> first distribution (bench-load.mjs), cold and warm, bard and SmolLM2
+//      each real model's peak RSS with 1,024 tokens in the cache
+//   3. llama.cpp on each real model's GGUF (bench-llamacpp), the same lengths
+//   4. the page (bench-page.mjs) on bard and the real models: slider move ->
+//      frame, the first move after load apart, the browser's floor, Step -> token
+//   5. open -> first distribution (bench-load.mjs), cold and warm, the same models
 //   6. the wasm module's size, raw and gzipped
 //   7. a blank page's tab memory (bench-blank-page.mjs): the browser's floor
-//      under the SmolLM2 tab's figures
-//   8. the playground tab's memory with SmolLM2 and 1,024 tokens cached
-//      (bench-tab-memory.mjs): issue 9's memory target, on the student's page
-// SmolLM2 is measured when its file is there (pkg-scripts/fetch-smollm2).
+//      under the tab figures
+//   8. the playground tab's memory with each real model and 1,024 tokens
+//      cached (bench-tab-memory.mjs), on the student's page
+// A real model (SmolLM2, Gemma 3 270M: the catalogue's GGUF entries) is
+// measured when its file is there (its fetch script: pkg-scripts/fetch-smollm2,
+// pkg-scripts/fetch-gemma3).
 //
 // Usage: node pkg-scripts/bench-run.mjs [--write] [--quick]
 //   --write  also regenerate BENCHMARKS.md's section between its bench markers
@@ -47,7 +49,6 @@ if (unknown.length) {
 const TARGET = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(ROOT, "target");
 const NEXTTOKEN = process.env.NEXTTOKEN_BIN ?? path.join(TARGET, "release", "nexttoken");
 const OUT_DIR = path.join(TARGET, "bench");
-const GGUF = path.join(ROOT, "www/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
 const WASM = path.join(ROOT, "www/pkg/nexttoken_bg.wasm");
 const SMOL = "smollm2-135m";
 const MEMORY_TOKENS = 1024;
@@ -57,12 +58,17 @@ const SIZE = quick
   ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1, memoryLoads: 1 }
   : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5 };
 
-const hasSmol = existsSync(GGUF);
-/** The shipped models: the page's catalogue (www/models/index.json) and the built-ins. */
-const catalogue = JSON.parse(readFileSync(path.join(ROOT, "www/models/index.json"), "utf8")).models.map((m) => m.name);
-const models = [...catalogue.filter((m) => m !== SMOL || hasSmol), ...BUILTINS];
+/** The page's catalogue (www/models/index.json): a GGUF entry is a real model, with its file. */
+const catalogue = JSON.parse(readFileSync(path.join(ROOT, "www/models/index.json"), "utf8")).models;
+/** Each real model's file, by name. */
+const GGUFS = Object.fromEntries(catalogue.filter((m) => m.gguf).map((m) => [m.name, path.join(ROOT, "www/models", m.gguf)]));
+/** The real models whose file is there, in catalogue order. */
+const reals = Object.keys(GGUFS).filter((m) => existsSync(GGUFS[m]));
+const hasSmol = reals.includes(SMOL);
+/** The shipped models: the catalogue's (real ones when their file is there) and the built-ins. */
+const models = [...catalogue.map((m) => m.name).filter((m) => !GGUFS[m] || reals.includes(m)), ...BUILTINS];
 /** What `nexttoken bench --model` takes for each. */
-const cliModel = (m) => (BUILTINS.includes(m) ? `builtin:${m}` : m === SMOL ? GGUF : path.join(ROOT, "www/models", m));
+const cliModel = (m) => (BUILTINS.includes(m) ? `builtin:${m}` : GGUFS[m] ?? path.join(ROOT, "www/models", m));
 
 const results = {
   schema: 1,
@@ -74,30 +80,37 @@ const results = {
   source: source(),
   models,
   smollm2_present: hasSmol,
+  real_models: reals,
   wasm: wasmSize(),
   engine: {},
+  /** llama.cpp on SmolLM2 (the yardstick's first figures; llamacpp_models[m] for every real model). */
   llamacpp: null,
+  llamacpp_models: {},
   native_memory: null,
+  native_memory_models: {},
   page: {},
   load: {},
   blank_page: null,
   tab_memory: null,
+  tab_memory_models: {},
   failures: [],
 };
 
 const plan = [];
 for (const m of models) plan.push([`Chromium engine: ${m}`, () => browserEngine(m)]);
 for (const m of models) plan.push([`native CLI: ${m}`, () => nativeEngine(m)]);
-if (hasSmol) plan.push([`native CLI: ${SMOL}, ${MEMORY_TOKENS} tokens cached (peak RSS)`, nativeMemory]);
-if (hasSmol) plan.push(["llama.cpp: SmolLM2", llamaCpp]);
-if (hasSmol) plan.push(["Chromium: a blank page's memory (the floor under the tab figures)", blankPage]);
-if (hasSmol) plan.push([`Chromium: the playground tab's memory, ${SMOL} with ${MEMORY_TOKENS} tokens cached`, tabMemory]);
-for (const m of ["bard", ...(hasSmol ? [SMOL] : [])]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
-for (const m of ["bard", ...(hasSmol ? [SMOL] : [])]) {
+for (const m of reals) plan.push([`native CLI: ${m}, ${MEMORY_TOKENS} tokens cached (peak RSS)`, () => nativeMemory(m)]);
+for (const m of reals) plan.push([`llama.cpp: ${m}`, () => llamaCpp(m)]);
+if (reals.length) plan.push(["Chromium: a blank page's memory (the floor under the tab figures)", blankPage]);
+for (const m of reals) plan.push([`Chromium: the playground tab's memory, ${m} with ${MEMORY_TOKENS} tokens cached`, () => tabMemory(m)]);
+for (const m of ["bard", ...reals]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
+for (const m of ["bard", ...reals]) {
   plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
   plan.push([`page load, warm: ${m}`, () => loadFigures(m, true)]);
 }
-if (!hasSmol) console.error("bench: SmolLM2's file is absent (pkg-scripts/fetch-smollm2 fetches it): measuring without it");
+for (const m of Object.keys(GGUFS).filter((m) => !reals.includes(m))) {
+  console.error(`bench: ${m}'s file is absent (its fetch script: ${catalogue.find((e) => e.name === m).fetch ?? "?"}): measuring without it`);
+}
 
 const started = Date.now();
 for (const [i, [label, run]] of plan.entries()) {
@@ -135,7 +148,7 @@ if (results.failures.length) {
 // ---------------------------------------------------------------- measures
 
 async function browserEngine(m) {
-  const memory = m === SMOL ? MEMORY_TOKENS : 0;
+  const memory = reals.includes(m) ? MEMORY_TOKENS : 0;
   const figures = await runJson("node", ["pkg-scripts/bench-engine-wasm.mjs", m, String(SIZE.wasmRepeats), `--memory-tokens=${memory}`, "--json"]);
   (results.engine[m] ??= {}).browser = figures;
 }
@@ -150,29 +163,33 @@ async function nativeEngine(m) {
   (results.engine[m] ??= {}).native = figures;
 }
 
-async function nativeMemory() {
+async function nativeMemory(m) {
   // A prompt of 1,000 tokens and 24 decode steps: the cache ends with 1,024.
-  const figures = await runJson(NEXTTOKEN, ["bench", "--model", GGUF, "--prefill", String(MEMORY_TOKENS - 24), "--decode", "24",
+  const figures = await runJson(NEXTTOKEN, ["bench", "--model", GGUFS[m], "--prefill", String(MEMORY_TOKENS - 24), "--decode", "24",
     "--repeats", "1", "--threads", "1"]);
-  results.native_memory = { tokens: MEMORY_TOKENS, peak_rss_mb: figures.peak_rss_mb };
+  results.native_memory_models[m] = { tokens: MEMORY_TOKENS, peak_rss_mb: figures.peak_rss_mb };
+  if (m === SMOL) results.native_memory = results.native_memory_models[m];
 }
 
-async function llamaCpp() {
-  const { prefill, decode } = benchLengths(results.engine[SMOL]?.browser?.info?.context ?? 2048);
-  results.llamacpp = await runJson("python3", ["pkg-scripts/bench-llamacpp", GGUF, "--threads", "1", "--repeats", String(SIZE.llamaRepeats),
+async function llamaCpp(m) {
+  const { prefill, decode } = benchLengths(results.engine[m]?.browser?.info?.context ?? 2048);
+  results.llamacpp_models[m] = await runJson("python3", ["pkg-scripts/bench-llamacpp", GGUFS[m], "--threads", "1", "--repeats", String(SIZE.llamaRepeats),
     "--decode-prompt", String(prefill), "--decode-tokens", String(decode)]);
+  if (m === SMOL) results.llamacpp = results.llamacpp_models[m];
 }
 
-async function tabMemory() {
+async function tabMemory(m) {
   // The private peak counts garbage not yet collected, so it moves with the
   // collector's timing (247-302 MB over three loads of the same tree): the
   // figures are the median load's, with every load's peak beside them.
   const runs = [];
   for (let i = 0; i < SIZE.memoryLoads; i++) {
-    runs.push(await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, "--json"]));
+    runs.push(await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, `--model=${m}`, "--json"]));
   }
   const byPeak = [...runs].sort((a, b) => a.private_peak_mb - b.private_peak_mb);
-  results.tab_memory = { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length, private_peak_runs_mb: runs.map((r) => r.private_peak_mb) };
+  results.tab_memory_models[m] = { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length, private_peak_runs_mb: runs.map((r) => r.private_peak_mb),
+    file_mb: statSync(GGUFS[m]).size / 1e6 };
+  if (m === SMOL) results.tab_memory = results.tab_memory_models[m];
 }
 
 async function blankPage() {
@@ -180,7 +197,7 @@ async function blankPage() {
 }
 
 async function pageFigures(m) {
-  const moves = m === SMOL ? SIZE.smolMoves : SIZE.moves;
+  const moves = reals.includes(m) ? SIZE.smolMoves : SIZE.moves;
   // The floor is the browser's, not the model's: measured once, on bard's page.
   const args = ["pkg-scripts/bench-page.mjs", m, String(moves), String(SIZE.steps), "0", `--loads=${SIZE.pageLoads}`, "--no-beam", "--json"];
   if (m !== "bard") args.push("--no-floor");
@@ -188,7 +205,7 @@ async function pageFigures(m) {
 }
 
 async function loadFigures(m, warm) {
-  const runs = m === SMOL ? SIZE.smolLoadRuns : SIZE.loadRuns;
+  const runs = reals.includes(m) ? SIZE.smolLoadRuns : SIZE.loadRuns;
   const args = ["pkg-scripts/bench-load.mjs", String(runs), `--model=${m}`, "--json"];
   if (warm) args.push("--warm");
   (results.load[m] ??= {})[warm ? "warm" : "cold"] = await runJson("node", args);

@@ -202,6 +202,23 @@ export function needSmollm2(t) {
   return false;
 }
 
+/** Gemma 3 270M's GGUF, made by pkg-scripts/fetch-gemma3 (git-ignored). */
+export const GEMMA3_FILE = path.join(WWW_ROOT, "models", "gemma3", "gemma-3-270m-q4_k_m.gguf");
+
+/**
+ * `needSmollm2` for Gemma 3 270M's file (NEXTTOKEN_REQUIRE_GEMMA3=1 makes a
+ * missing file fail).
+ * @param {import("node:test").TestContext} t
+ * @returns {boolean} true: go on
+ */
+export function needGemma3(t) {
+  if (existsSync(GEMMA3_FILE)) return true;
+  const advice = "Gemma 3's GGUF is not in www/models/gemma3/: run pkg-scripts/fetch-gemma3";
+  if (process.env.NEXTTOKEN_REQUIRE_GEMMA3 === "1") throw new Error(`${advice} (NEXTTOKEN_REQUIRE_GEMMA3=1 requires it)`);
+  t.skip(advice);
+  return false;
+}
+
 /**
  * The memory of this browser's largest renderer process (the tab, its
  * workers included) in MB: { rss, hwm } from /proc (VmRSS, VmHWM), and

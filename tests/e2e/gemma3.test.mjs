@@ -1,0 +1,128 @@
+// Gemma 3 270M, the second real model (www/models/gemma3/, made by
+// pkg-scripts/fetch-gemma3), in the browser:
+// - the wasm engine (its simd128 kernels for Q4_K, Q5_0, Q6_K and Q8_0, the
+//   SentencePiece tokenizer with BOS, the gemma3 decoder) against llama.cpp
+//   on every prompt of tests/fixtures/gemma3-llamacpp.json (written by
+//   pkg-scripts/make-family-fixtures): llama.cpp's token ids, the same top
+//   token wherever llama.cpp's margin is wider than the tolerance, and the
+//   logits of llama.cpp's top 10 within the fixture's tolerance (1.5 times
+//   llama.cpp's own 8-bit activation rounding on this file; the native
+//   crate/tests/gemma3_gguf.rs uses the same);
+// - the page: the picker offers it, it loads, every panel draws from its
+//   262,144-token vocabulary, and greedy steps write llama.cpp's greedy text.
+// Without the file the tests are skipped, saying so (they fail instead with
+// NEXTTOKEN_REQUIRE_GEMMA3=1, as pkg-scripts/test sets it).
+//
+// Run: pkg-scripts/build, pkg-scripts/fetch-gemma3, then
+//      node --test tests/e2e/gemma3.test.mjs
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { GEMMA3_FILE, REPO_ROOT, needGemma3, screenshot, startSuite, stopSuite, waitForReady } from "./harness.mjs";
+
+const FIXTURE = JSON.parse(readFileSync(path.join(REPO_ROOT, "tests", "fixtures", "gemma3-llamacpp.json"), "utf8"));
+const TOLERANCE = FIXTURE.tolerance;
+/** A 253 MB file read into wasm memory, and a 262,144-piece vocabulary built. */
+const LOAD_MS = 300000;
+
+/** @type {{ url: string, close: () => Promise<void> }} */
+let server;
+/** @type {import("playwright-core").Browser} */
+let browser;
+
+before(async () => {
+  if (existsSync(GEMMA3_FILE)) ({ server, browser } = await startSuite());
+});
+after(() => stopSuite({ server, browser }));
+
+test("the wasm engine's Gemma 3 logits agree with llama.cpp's on every fixture prompt", { timeout: LOAD_MS }, async (t) => {
+  if (!needGemma3(t)) return;
+  const page = await browser.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.goto(new URL("models/index.json", server.url).href);
+  const url = "/" + path.relative(path.join(REPO_ROOT, "www"), GEMMA3_FILE);
+  const ours = await page.evaluate(async ({ url, prompts }) => {
+    const mod = await import("/pkg/nexttoken.js");
+    await mod.default();
+    const res = await fetch(url);
+    const file = new mod.FileBuffer(Number(res.headers.get("content-length")));
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      file.push(value);
+    }
+    const pg = mod.Playground.from_gguf_buffer(file, url.split("/").pop());
+    const settings = { temperature: 0, top_n: 50, stop: [] };
+    return prompts.map(({ text }) => {
+      const rep = pg.start(text, settings);
+      return { ids: rep.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
+    });
+  }, { url, prompts: FIXTURE.prompts.map((p) => ({ text: p.text })) });
+
+  FIXTURE.prompts.forEach((p, i) => {
+    const what = `prompt "${p.name}"`;
+    assert.deepEqual(ours[i].ids, p.ids, `${what}: llama.cpp's token ids (BOS first)`);
+    const logit = new Map(ours[i].top);
+    const ourTop10 = ours[i].top.slice(0, 10).map(([id]) => id);
+    const ref = p.top10;
+    if (ref[0][1] - ref[1][1] > TOLERANCE.centred) assert.equal(ourTop10[0], ref[0][0], `${what}: the top token`);
+    for (const [id] of ref) assert.ok(logit.has(id), `${what}: llama.cpp's token ${id} is not in our top 50`);
+    const ourMean = ref.reduce((s, [id]) => s + logit.get(id), 0) / ref.length;
+    const refMean = ref.reduce((s, [, l]) => s + l, 0) / ref.length;
+    let abs = 0, centred = 0;
+    for (const [id, l] of ref) {
+      const d = logit.get(id) - l;
+      abs = Math.max(abs, Math.abs(d));
+      centred = Math.max(centred, Math.abs(d - (ourMean - refMean)));
+    }
+    t.diagnostic(`${what}: max gap ${abs.toFixed(3)}, centred ${centred.toFixed(3)}`);
+    assert.ok(abs <= TOLERANCE.abs && centred <= TOLERANCE.centred,
+      `${what}: logits differ from llama.cpp's by ${abs} (centred ${centred}); tolerance ${JSON.stringify(TOLERANCE)}`);
+  });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("Gemma 3 loads in the page, draws from its 262,144-token vocabulary and steps as llama.cpp", { timeout: 600000 }, async (t) => {
+  if (!needGemma3(t)) return;
+  // The prompt whose greedy run has the widest margins in llama.cpp (3 and
+  // more over its first eight steps), so the greedy tokens are the same
+  // within the tolerance.
+  const p = FIXTURE.prompts.find((q) => q.name === "numbers");
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  page.setDefaultTimeout(LOAD_MS);
+  const query = new URLSearchParams({ model: "gemma3-270m", prompt: p.text, temperature: "0", nostop: "1" });
+  const t0 = Date.now();
+  await page.goto(new URL(`index.html?${query}`, server.url).href);
+  await waitForReady(page, LOAD_MS);
+  t.diagnostic(`open to first distribution (download from localhost + build + first report): ${Date.now() - t0} ms`);
+  assert.match(await page.textContent("#model-facts"), /262144 tokens · 18 layers · 4 heads \(1 KV\)/);
+
+  const probs = await page.$$eval("#p-dist .dist-row .num[data-prob]", (els) => els.map((e) => Number(e.getAttribute("data-prob"))));
+  assert.equal(probs.length, 10);
+  assert.ok(probs.every((x) => Number.isFinite(x) && x >= 0 && x <= 1), `probabilities: ${probs}`);
+  assert.ok(probs.reduce((a, b) => a + b, 0) <= 1 + 1e-9);
+
+  // Greedy steps write llama.cpp's greedy tokens.
+  const steps = 6;
+  for (let i = 1; i <= steps; i++) {
+    await page.click("#btn-step");
+    await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length === n, i);
+  }
+  const text = await page.$$eval("#p-output .tok", (els) => els.map((e) => e.textContent).join(""));
+  assert.ok(text.trim().length > 0 && p.greedy_text.startsWith(text),
+    `greedy text ${JSON.stringify(text)} is not how llama.cpp's greedy run ${JSON.stringify(p.greedy_text)} starts`);
+  await screenshot(page, "gemma3-steps-1280x800");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await screenshot(page, "gemma3-steps-390x844");
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -9,7 +9,8 @@
 //   llama.cpp's own 8-bit activation rounding on this file; the native
 //   crate/tests/gemma3_gguf.rs uses the same);
 // - the page: the picker offers it, it loads, every panel draws from its
-//   262,144-token vocabulary, and greedy steps write llama.cpp's greedy text.
+//   262,144-token vocabulary, greedy steps write llama.cpp's greedy text,
+//   a step back and a scored text work.
 // Without the file the tests are skipped, saying so (they fail instead with
 // NEXTTOKEN_REQUIRE_GEMMA3=1, as pkg-scripts/test sets it).
 //
@@ -121,6 +122,18 @@ test("Gemma 3 loads in the page, draws from its 262,144-token vocabulary and ste
   assert.ok(text.trim().length > 0 && p.greedy_text.startsWith(text),
     `greedy text ${JSON.stringify(text)} is not how llama.cpp's greedy run ${JSON.stringify(p.greedy_text)} starts`);
   await screenshot(page, "gemma3-steps-1280x800");
+
+  // Step back: one token fewer.
+  await page.click("#btn-back");
+  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length === n, steps - 1);
+
+  // Score a text: a rank for every token the model predicts, and the summary.
+  await page.fill("#score-text", "The cat sat on the mat.");
+  await page.click("#btn-score");
+  await page.waitForFunction(() => document.querySelectorAll("#p-score .score-text .stok").length > 3);
+  const ranks = await page.$$eval("#p-score .score-text .stok", (els) => els.map((e) => e.getAttribute("data-rank")));
+  assert.ok(ranks.slice(1).every((r) => Number.isInteger(Number(r)) && Number(r) >= 1), `ranks: ${ranks}`);
+  assert.match(await page.textContent("#p-score [data-slot=summary]"), /mean surprisal \d+\.\d{3} bits per token · perplexity \d/);
   await page.setViewportSize({ width: 390, height: 844 });
   await screenshot(page, "gemma3-steps-390x844");
   assert.deepEqual(errors, []);

@@ -1,4 +1,6 @@
 //! ggml's tensor types and their dequantisation to f32.
+//! (Over 400 lines: each type's dequantiser is a few lines beside its
+//! layout, and their unit tests share the block builders below.)
 //!
 //! A quantised row is a run of blocks; each block holds a scale (and for
 //! some types a minimum) in f16 plus packed integers:

@@ -1,6 +1,8 @@
 //! The generation loop: a `Session` owns the model (with its KV cache), the
 //! tokenizer, the token history and the RNG, and yields one `StepReport`
 //! per token.
+//! (Over 400 lines: start, step, preview, rewind and score share the
+//! session's private state; reports, stops and beams live in submodules.)
 //!
 //! ```text
 //! start(prompt):  encode ─► prefill (one pass, causal mask) ─► pending raw logits

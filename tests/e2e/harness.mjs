@@ -331,3 +331,35 @@ export async function recordWorkerMessages(page) {
     };
   });
 }
+
+/**
+ * The wasm engine in `page` (already on the test server) with a GGUF file
+ * streamed in as the worker does it, and for each prompt its token ids and
+ * the top 50 raw logits (llama.cpp's top 10 are among them whenever the
+ * logits agree): what the wasm-against-llama.cpp tests compare.
+ * @param {import("playwright-core").Page} page
+ * @param {string} file the GGUF file's path on disk, under www/
+ * @param {string[]} prompts
+ * @returns {Promise<{ ids: number[], top: [number, number][] }[]>}
+ */
+export async function wasmPromptLogits(page, file, prompts) {
+  const url = "/" + path.relative(WWW_ROOT, file);
+  return page.evaluate(async ({ url, prompts }) => {
+    const mod = await import("/pkg/nexttoken.js");
+    await mod.default();
+    const res = await fetch(url);
+    const buffer = new mod.FileBuffer(Number(res.headers.get("content-length")));
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer.push(value);
+    }
+    const pg = mod.Playground.from_gguf_buffer(buffer, url.split("/").pop());
+    const settings = { temperature: 0, top_n: 50, stop: [] };
+    return prompts.map((text) => {
+      const rep = pg.start(text, settings);
+      return { ids: rep.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
+    });
+  }, { url, prompts });
+}

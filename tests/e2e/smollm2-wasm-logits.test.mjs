@@ -17,7 +17,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT, SMOLLM2_FILE, needSmollm2, startSuite, stopSuite } from "./harness.mjs";
+import { REPO_ROOT, SMOLLM2_FILE, needSmollm2, startSuite, stopSuite, wasmPromptLogits } from "./harness.mjs";
 
 const FIXTURE = JSON.parse(readFileSync(path.join(REPO_ROOT, "tests", "fixtures", "smollm2-llamacpp.json"), "utf8"));
 /** The native tests' tolerance (crate/tests/smollm2_gguf.rs LOGIT_TOLERANCE). */
@@ -39,26 +39,7 @@ test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture p
   const problems = [];
   page.on("pageerror", (e) => problems.push(e.message));
   await page.goto(new URL("models/index.json", server.url).href);
-  const url = "/" + path.relative(path.join(REPO_ROOT, "www"), SMOLLM2_FILE);
-  const ours = await page.evaluate(async ({ url, prompts }) => {
-    const mod = await import("/pkg/nexttoken.js");
-    await mod.default();
-    const res = await fetch(url);
-    const file = new mod.FileBuffer(Number(res.headers.get("content-length")));
-    const reader = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      file.push(value);
-    }
-    const pg = mod.Playground.from_gguf_buffer(file, url.split("/").pop());
-    // Fifty raw rows: llama.cpp's top 10 are among them whenever the logits agree.
-    const settings = { temperature: 0, top_n: 50, stop: [] };
-    return prompts.map(({ text }) => {
-      const rep = pg.start(text, settings);
-      return { ids: rep.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
-    });
-  }, { url, prompts: FIXTURE.prompts.map((p) => ({ text: p.text })) });
+  const ours = await wasmPromptLogits(page, SMOLLM2_FILE, FIXTURE.prompts.map((p) => p.text));
 
   FIXTURE.prompts.forEach((p, i) => {
     const what = `prompt "${p.name}"`;

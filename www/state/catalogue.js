@@ -82,7 +82,7 @@ function toEntry(m, folder) {
   }
   if (typeof m.gguf === "string") {
     const bytes = Number.isSafeInteger(m.bytes) && m.bytes > 0 ? m.bytes : undefined;
-    return { ...common, blurb: m.blurb || "A llama-architecture GGUF model.", bytes, chat: m.chat === true,
+    return { ...common, blurb: m.blurb || "A GGUF model.", bytes, chat: m.chat === true,
       fetch: typeof m.fetch === "string" ? m.fetch : undefined, availability: "unknown",
       // The size is the cache version: a different file under the same name is fetched again.
       source: { gguf: new URL(m.gguf, folder).href, bytes: bytes ?? 0, version: `b${bytes ?? "?"}` } };

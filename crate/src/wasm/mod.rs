@@ -74,7 +74,7 @@ impl Playground {
         with_kv_type(session, kv_type)
     }
 
-    /// A llama-architecture GGUF file (SmolLM2, or one the user opened). The
+    /// A GGUF file of a supported family (SmolLM2, Gemma 3, or one the user opened). The
     /// bytes are copied once into the module's memory, and the model keeps
     /// its quantised matrices in that copy; a file this build cannot run
     /// gives an Error naming why. `kv_type` (optional): the KV cache's

@@ -21,7 +21,8 @@ use nexttoken::gguf::{self, WeightStorage};
 use nexttoken::kv_cache::{KvPrecision, PAGE, ring};
 use nexttoken::lm::{LanguageModel, ModelInfo};
 use nexttoken::model::DecoderLm;
-use nexttoken::session::GenerationSettings;
+use nexttoken::rules::RuleSettings;
+use nexttoken::session::{GenerationSettings, Session};
 use nexttoken::tokenizer::{BpeTokenizer, CharTokenizer, Tokenizer};
 
 const CHARS: [char; 12] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'];
@@ -254,6 +255,40 @@ fn beam_search_across_the_window_edge_gives_the_recomputed_beams() {
         for l in local_layers(&lm) {
             assert!(lm.cache().allocated_in(l) <= 2 * ring_len, "{name}: the search's start keeps a second ring at most");
         }
+    }
+}
+
+/// The session's step-back on the tiny Gemma 3 file: rewound to a point
+/// its local layers recycled long ago (the text is fed again), the pending
+/// distribution is the one that step drew from and the same tokens follow;
+/// the report's bytes are the cache's, by kind of layer.
+#[test]
+fn the_session_rewinds_past_the_ring_to_the_same_distribution_and_draws() {
+    let (lm, tok) = tiny_gemma(1200);
+    let info = lm.info();
+    let ring_len = info.sliding_window.clone().unwrap().ring;
+    let mut s = Session::new(Box::new(lm), Box::new(tok)).unwrap();
+    let settings = GenerationSettings { rules: RuleSettings { temperature: 1.5, ..RuleSettings::default() }, max_new: 700, ..GenerationSettings::default() };
+    let start = s.start("Once upon a time", &settings).unwrap();
+    let prompt = start.kv.len;
+    let first: Vec<_> = (0..ring_len + 150).map(|_| s.step(&settings).unwrap()).collect();
+    let last = first.last().unwrap();
+    let per_position = 2 * info.kv_heads * info.head_dim * info.bytes_per_number;
+    assert!(last.kv.local_positions <= ring_len && last.kv.len == prompt + first.len());
+    assert_eq!(last.kv.global_bytes, last.kv.len * per_position, "one global layer holds every position");
+    assert_eq!(last.kv.local_bytes, 7 * last.kv.local_positions * per_position);
+    assert_eq!(last.kv.bytes, last.kv.global_bytes + last.kv.local_bytes);
+    let n = 40;
+    let back = s.rewind(n, &settings).unwrap();
+    assert_eq!(back.kv.len, prompt + n);
+    let (was, now) = (&first[n].distribution.raw_top, &back.distribution.raw_top);
+    for (a, b) in was.iter().zip(now) {
+        assert_eq!(a.id, b.id);
+        assert!((a.prob - b.prob).abs() < 1e-4, "{} against {}", a.prob, b.prob);
+    }
+    for want in &first[n..n + 20] {
+        let got = s.step(&settings).unwrap();
+        assert_eq!(got.chosen.unwrap().id, want.chosen.as_ref().unwrap().id);
     }
 }
 

@@ -203,12 +203,11 @@ fn reserve_ring<E: KvElem>(
     }
     let written = first_written..end.min(capacity).div_ceil(PAGE);
     let wanted = |i: usize| written.contains(&i) || keep.iter().any(|r| r.contains(&i));
-    let mut spare: Vec<(Box<[E]>, Box<[E]>)> = Vec::new();
+    let mut spare: Vec<Page<E>> = Vec::new();
     for (i, page) in pages.iter_mut().enumerate() {
         if page.is_held() && !wanted(i) {
             let rows = page.rows;
-            let old = std::mem::replace(page, Page::placeholder(rows));
-            spare.push((old.k, old.v));
+            spare.push(std::mem::replace(page, Page::placeholder(rows)));
         }
     }
     for page in &mut pages[written] {
@@ -217,10 +216,10 @@ fn reserve_ring<E: KvElem>(
         }
         let n = kv_heads * page.rows * head_dim;
         // A short last page takes only a buffer of its own size.
-        *page = match spare.iter().position(|(k, _)| k.len() == n) {
+        *page = match spare.iter().position(|old| old.k.len() == n) {
             Some(at) => {
-                let (k, v) = spare.swap_remove(at);
-                Page { rows: page.rows, k, v, finite: true }
+                let old = spare.swap_remove(at);
+                Page { rows: page.rows, k: old.k, v: old.v, finite: true }
             }
             None => Page::new(page.rows, kv_heads, head_dim),
         };

@@ -59,8 +59,8 @@ test("a Gemma 3 file's KV panel names its local and global layers and the bytes 
   // Far inside the ring (256, the context), the local layers still hold every position.
   const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
   assert.equal(p.kinds,
-    `1 global layers (5) hold all ${p.len} positions: ${kib(p.len * perPosition)}. ` +
-    `7 local layers (0–4, 6–7) see a window of 8 and hold only their newest ${p.len} positions, a ring of at most 256 ` +
+    `1 global layer (5) holds all ${p.len} positions: ${kib(p.len * perPosition)}. ` +
+    `7 local layers (0–4, 6–7) see a window of 8 and hold only the newest ${p.len} positions, a ring of at most 256 ` +
     `(the window, the page being written and a page to step back into): ${kib(7 * p.len * perPosition)}.`);
   assert.deepEqual([p.local, p.global], [7, 1], "one row per layer and KV head, local ones marked");
   assert.deepEqual(errors, []);

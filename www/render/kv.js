@@ -58,9 +58,11 @@ export function renderKv(root, view) {
       `(2 · ${kv.kv_heads} KV heads · ${kv.head_dim} dims · ${kv.bytes_per_number} B = ${formatBytes(perLayer)} per position of a layer)${off}`);
     const global = kv.layers - win.local_layers.length;
     const localHeld = kv.local_positions ?? 0;
-    setText(kinds, `${global} global layers (${layerList(globalLayers(kv.layers, win.local_layers))}) hold all ${kv.len} positions: ` +
-      `${formatBytes(kv.global_bytes ?? 0)}. ${win.local_layers.length} local layers (${layerList(win.local_layers)}) see a window ` +
-      `of ${win.size} and hold only their newest ${localHeld} positions, a ring of at most ${win.ring} ` +
+    const local = win.local_layers.length;
+    setText(kinds, `${global} global ${global === 1 ? "layer" : "layers"} (${layerList(globalLayers(kv.layers, win.local_layers))}) ` +
+      `${global === 1 ? "holds" : "hold"} all ${kv.len} positions: ${formatBytes(kv.global_bytes ?? 0)}. ` +
+      `${local} local ${local === 1 ? "layer" : "layers"} (${layerList(win.local_layers)}) ${local === 1 ? "sees" : "see"} a window ` +
+      `of ${win.size} and ${local === 1 ? "holds" : "hold"} only the newest ${localHeld} positions, a ring of at most ${win.ring} ` +
       `(the window, the page being written and a page to step back into): ${formatBytes(kv.local_bytes ?? 0)}.`);
   } else {
     setText(facts, `${kv.len} of ${kv.capacity} positions · ${formatBytes(kv.bytes)} ` +

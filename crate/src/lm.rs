@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::counters::Counters;
 use crate::error::Result;
+use crate::kv_cache::KvHeld;
 
 /// What the page's header and the KV panel show about a model.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -37,6 +38,22 @@ pub struct ModelInfo {
     pub file_bytes: Option<usize>,
     /// The chat template the tokenizer carries ("chatml"), if any.
     pub chat: Option<String>,
+    /// The sliding-window layers, if the model has any (Gemma 3); the
+    /// other layers are global.
+    pub sliding_window: Option<WindowInfo>,
+}
+
+/// A model's sliding-window (local) layers, as the KV panel shows them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WindowInfo {
+    /// Positions a local layer's query sees, its own included.
+    pub size: usize,
+    /// The local layers, 0-based.
+    pub local_layers: Vec<usize>,
+    /// The most positions a local layer's KV cache holds while the text
+    /// grows: its ring of pages (the window, the page being written and a
+    /// page of slack for stepping back; `kv_cache::ring`).
+    pub ring: usize,
 }
 
 pub trait LanguageModel {
@@ -75,6 +92,15 @@ pub trait LanguageModel {
 
     /// Positions held in the cache.
     fn cache_len(&self) -> usize;
+
+    /// What the KV cache holds, by kind of layer. A model whose cache keeps
+    /// every position in every layer (all but sliding-window models) holds
+    /// `cache_len` positions in each, all global.
+    fn kv_held(&self) -> KvHeld {
+        let (info, len) = (self.info(), self.cache_len());
+        let bytes = crate::counters::cache_bytes(info.layers, info.kv_heads, len, info.head_dim, info.bytes_per_number);
+        KvHeld { global_positions: len, local_positions: 0, global_bytes: bytes, local_bytes: 0 }
+    }
 
     /// Rewinds the cache to its first `n` positions (`n <= cache_len`).
     fn truncate(&mut self, n: usize);

@@ -124,7 +124,16 @@ pub struct KvView {
     pub layers: usize,
     pub kv_heads: usize,
     pub head_dim: usize,
+    /// Bytes of K and V held: `global_bytes + local_bytes`.
     pub bytes: usize,
+    /// Held by the global layers (every layer of a model without sliding
+    /// windows): each holds all `len` positions.
+    pub global_bytes: usize,
+    /// Held by the sliding-window layers (`ModelInfo::sliding_window`): each
+    /// holds `local_positions`, at most its ring.
+    pub local_bytes: usize,
+    /// Positions each sliding-window layer holds (0 without them).
+    pub local_positions: usize,
     pub bytes_per_number: usize,
     /// Tokens dropped from the front by the sliding window so far.
     pub dropped: usize,

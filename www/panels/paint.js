@@ -51,7 +51,7 @@ export function paintAll({ previewOnly = false } = {}) {
   }
   if (shown.has("kv") && !previewOnly) {
     renderKv($("#p-kv .body"), { kv: r?.kv ?? null, counters: r?.counters ?? null,
-      cacheCheck: r?.cache_check ?? null, useCache: state.settings.use_cache });
+      cacheCheck: r?.cache_check ?? null, useCache: state.settings.use_cache, window: view.info?.sliding_window ?? null });
   }
   if (!previewOnly) paintBeam();
   if (shown.has("score") && !previewOnly) {

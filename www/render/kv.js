@@ -1,12 +1,17 @@
 // Panel 5: the KV cache as a grid of (layer, KV head) rows × positions that
-// grows one column per token, its size in bytes, and the work it saves.
+// grows one column per token, its size in bytes, and the work it saves. A
+// model with sliding-window layers (Gemma 3) has two kinds of rows: global
+// layers hold every position, local ones only their newest (a ring of pages
+// around their window), and the bytes of each kind are told apart.
 
 import { makeEl, makeSvg, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { formatBytes, formatCount, OKABE_ITO } from "./format.js";
 
 /**
  * @typedef {Object} KvView
- * @property {{ len: number, capacity: number, layers: number, kv_heads: number, head_dim: number, bytes: number, bytes_per_number: number }|null} kv
+ * @property {{ len: number, capacity: number, layers: number, kv_heads: number, head_dim: number, bytes: number, bytes_per_number: number,
+ *   global_bytes?: number, local_bytes?: number, local_positions?: number }|null} kv
+ * @property {{ size: number, local_layers: number[], ring: number }|null} [window] the model's sliding-window layers (ModelInfo.sliding_window)
  * @property {{ cached: { kv_rows: number, scores: number }, naive: { kv_rows: number, scores: number } }|null} counters
  * @property {{ max_abs_diff: number, argmax_agree: boolean }|null} cacheCheck
  * @property {boolean} useCache
@@ -22,6 +27,7 @@ const MAX_ROWS = 48;   // more rows than this: one row per layer
  */
 export function renderKv(root, view) {
   const facts = ensureSlot(root, "facts", () => makeEl("p", { class: "kv-facts" }));
+  const kinds = ensureSlot(root, "kinds", () => makeEl("p", { class: "kv-facts kv-kinds" }));
   const svg = ensureSlot(root, "grid", () => {
     const s = makeSvg("svg", { class: "chart kv-grid", role: "img" });
     s.append(makeSvg("g", { class: "labels" }), makeSvg("g", { class: "rows" }),
@@ -32,7 +38,9 @@ export function renderKv(root, view) {
   const table = ensureSlot(root, "work", () => makeWorkTable());
   const check = ensureSlot(root, "check", () => makeEl("p", { class: "kv-check" }));
   const kv = view.kv;
-  if (!kv) { setText(facts, "No cache yet."); return; }
+  const win = view.window && view.window.local_layers.length ? view.window : null;
+  kinds.style.display = win ? "" : "none";
+  if (!kv) { setText(facts, "No cache yet."); setText(kinds, ""); return; }
   const hasCache = kv.layers > 0 && kv.kv_heads > 0;
   svg.style.display = hasCache ? "" : "none";
   table.style.display = hasCache ? "" : "none";
@@ -43,12 +51,28 @@ export function renderKv(root, view) {
   }
 
   const perToken = 2 * kv.layers * kv.kv_heads * kv.head_dim * kv.bytes_per_number;
-  setText(facts, `${kv.len} of ${kv.capacity} positions · ${formatBytes(kv.bytes)} ` +
-    `(2 · ${kv.layers} layers · ${kv.kv_heads} KV heads · ${kv.len} positions · ${kv.head_dim} dims · ${kv.bytes_per_number} B; ` +
-    `${formatBytes(perToken)} per token)${view.useCache ? "" : " · cache OFF: every step recomputes the whole prefix"}`);
+  const off = view.useCache ? "" : " · cache OFF: every step recomputes the whole prefix";
+  if (win) {
+    const perLayer = 2 * kv.kv_heads * kv.head_dim * kv.bytes_per_number;
+    setText(facts, `${kv.len} of ${kv.capacity} positions · ${formatBytes(kv.bytes)} ` +
+      `(2 · ${kv.kv_heads} KV heads · ${kv.head_dim} dims · ${kv.bytes_per_number} B = ${formatBytes(perLayer)} per position of a layer)${off}`);
+    const global = kv.layers - win.local_layers.length;
+    const localHeld = kv.local_positions ?? 0;
+    const local = win.local_layers.length;
+    setText(kinds, `${global} global ${global === 1 ? "layer" : "layers"} (${layerList(globalLayers(kv.layers, win.local_layers))}) ` +
+      `${global === 1 ? "holds" : "hold"} all ${kv.len} positions: ${formatBytes(kv.global_bytes ?? 0)}. ` +
+      `${local} local ${local === 1 ? "layer" : "layers"} (${layerList(win.local_layers)}) ${local === 1 ? "sees" : "see"} a window ` +
+      `of ${win.size} and ${local === 1 ? "holds" : "hold"} only the newest ${localHeld} positions, a ring of at most ${win.ring} ` +
+      `(the window, the page being written and a page to step back into): ${formatBytes(kv.local_bytes ?? 0)}.`);
+  } else {
+    setText(facts, `${kv.len} of ${kv.capacity} positions · ${formatBytes(kv.bytes)} ` +
+      `(2 · ${kv.layers} layers · ${kv.kv_heads} KV heads · ${kv.len} positions · ${kv.head_dim} dims · ${kv.bytes_per_number} B; ` +
+      `${formatBytes(perToken)} per token)${off}`);
+    setText(kinds, "");
+  }
   setAttr(facts, "data-len", kv.len);
 
-  drawGrid(svg, kv);
+  drawGrid(svg, kv, win);
 
   const c = view.counters;
   if (c) {
@@ -95,10 +119,39 @@ function fillWorkRow(row, cached, naive) {
 }
 
 /**
+ * The layers that are not local, in order.
+ * @param {number} layers
+ * @param {number[]} local
+ * @returns {number[]}
+ */
+function globalLayers(layers, local) {
+  const isLocal = new Set(local);
+  return Array.from({ length: layers }, (_, l) => l).filter((l) => !isLocal.has(l));
+}
+
+/**
+ * Layer numbers with runs joined: [0,1,2,3,4,6] → "0–4, 6".
+ * @param {number[]} layers
+ * @returns {string}
+ */
+function layerList(layers) {
+  /** @type {string[]} */
+  const parts = [];
+  for (let i = 0; i < layers.length; i++) {
+    let j = i;
+    while (j + 1 < layers.length && layers[j + 1] === layers[j] + 1) j++;
+    parts.push(j > i ? `${layers[i]}–${layers[j]}` : `${layers[i]}`);
+    i = j;
+  }
+  return parts.join(", ");
+}
+
+/**
  * @param {SVGElement} svg
  * @param {KvView["kv"]} kv
+ * @param {KvView["window"]} win
  */
-function drawGrid(svg, kv) {
+function drawGrid(svg, kv, win) {
   const perHead = kv.layers * kv.kv_heads <= MAX_ROWS;
   const nRows = perHead ? kv.layers * kv.kv_heads : kv.layers;
   const cols = Math.min(Math.max(kv.len, 1), MAX_COLS);
@@ -115,13 +168,21 @@ function drawGrid(svg, kv) {
 
   const rows = syncChildren(svg.querySelector(".rows"), nRows * 2, (i) =>
     makeSvg("rect", i % 2 ? { fill: OKABE_ITO.blue } : { fill: "#e4e4e4" }));
+  const isLocal = new Set(win ? win.local_layers : []);
+  // A local layer's row is filled from the oldest position it still holds.
+  const localFrom = Math.max(first, kv.len - (kv.local_positions ?? kv.len));
   for (let r = 0; r < nRows; r++) {
     const y = r * CELL;
+    const local = isLocal.has(perHead ? Math.floor(r / kv.kv_heads) : r);
+    const from = local ? localFrom - first : 0;
     // empty capacity behind, then the filled part
     setAttr(rows[2 * r], "x", labelW); setAttr(rows[2 * r], "y", y);
     setAttr(rows[2 * r], "width", shownCap * CELL); setAttr(rows[2 * r], "height", CELL - 1);
-    setAttr(rows[2 * r + 1], "x", labelW); setAttr(rows[2 * r + 1], "y", y);
-    setAttr(rows[2 * r + 1], "width", kv.len ? cols * CELL : 0); setAttr(rows[2 * r + 1], "height", CELL - 1);
+    setAttr(rows[2 * r + 1], "x", labelW + from * CELL); setAttr(rows[2 * r + 1], "y", y);
+    setAttr(rows[2 * r + 1], "width", kv.len ? (cols - from) * CELL : 0); setAttr(rows[2 * r + 1], "height", CELL - 1);
+    setAttr(rows[2 * r + 1], "fill", local ? OKABE_ITO.sky : OKABE_ITO.blue);
+    if (win) setAttr(rows[2 * r + 1], "data-kind", local ? "local" : "global");
+    else rows[2 * r + 1].removeAttribute("data-kind");
     // a layer boundary is easier to see with a lighter first head
     setAttr(rows[2 * r + 1], "fill-opacity", perHead && kv.kv_heads > 1 && r % kv.kv_heads ? 0.75 : 1);
   }
@@ -133,18 +194,19 @@ function drawGrid(svg, kv) {
   setAttr(newest, "width", kv.len ? CELL : 0); setAttr(newest, "height", nRows * CELL - 1);
 
   const labels = svg.querySelector(".labels");
-  const key = `${nRows}|${perHead}|${first}|${cols}|${CELL}`;
+  const key = `${nRows}|${perHead}|${first}|${cols}|${CELL}|${win ? win.local_layers.join(",") : ""}`;
   if (labels.getAttribute("data-key") !== key) {
     labels.setAttribute("data-key", key);
     labels.replaceChildren();
     for (let l = 0; l < kv.layers; l++) {
       const r = perHead ? l * kv.kv_heads : l;
       const t = makeSvg("text", { x: labelW - 4, y: r * CELL + CELL - 1, "text-anchor": "end", "font-size": 8 });
-      t.textContent = `layer ${l}`;
+      t.textContent = win ? `${l} ${isLocal.has(l) ? "local" : "global"}` : `layer ${l}`;
       if (nRows <= 24 || l % Math.ceil(kv.layers / 12) === 0) labels.append(t);
     }
     const t = makeSvg("text", { x: labelW, y: nRows * CELL + 14, "font-size": 10 });
-    t.textContent = `positions ${first}…${first + cols - 1} →${perHead ? ` (rows: layer × ${kv.kv_heads} KV heads)` : " (rows: layers)"}`;
+    t.textContent = `positions ${first}…${first + cols - 1} →${perHead ? ` (rows: layer × ${kv.kv_heads} KV heads)` : " (rows: layers)"}` +
+      (win ? `; light: local layers (window ${win.size})` : "");
     labels.append(t);
   }
 }

@@ -10,6 +10,13 @@
 //! ```
 //! A head's positions inside a page are consecutive rows of `head_dim`, so
 //! the attention kernel reads each head's keys as one run per page.
+//!
+//! A sliding-window layer's list stays indexed by page (position / PAGE),
+//! but a page no query will read again gives its buffers to the next page
+//! written and stays as an empty placeholder (`reserve_ring`): the layer
+//! holds a ring of pages however long the text (`super::ring`).
+
+use std::ops::Range;
 
 use half::f16;
 
@@ -60,6 +67,17 @@ impl<E: KvElem> Page<E> {
         let n = kv_heads * rows * head_dim;
         Page { rows, k: vec![E::default(); n].into_boxed_slice(), v: vec![E::default(); n].into_boxed_slice(), finite: true }
     }
+
+    /// A page whose positions were recycled: it keeps its place (and its
+    /// `rows`) in the list, but no buffers, so a read of it fails loudly.
+    fn placeholder(rows: usize) -> Self {
+        Page { rows, k: Box::default(), v: Box::default(), finite: true }
+    }
+
+    /// Whether the page has buffers (a placeholder has none).
+    pub fn is_held(&self) -> bool {
+        !self.k.is_empty()
+    }
 }
 
 /// A layer's pages, in one precision.
@@ -85,11 +103,58 @@ impl LayerPages {
         }
     }
 
-    /// Positions the pages have room for.
-    pub fn allocated(&self) -> usize {
+    /// Pages for positions 0..end in a sliding-window layer: the pages in
+    /// `keep` (page indices) are left as they are, those from `first_written`
+    /// up to `end` get buffers, and every other page gives its buffers up, to
+    /// those or to nobody (a ring that shrank frees them).
+    pub fn reserve_ring(&mut self, keep: &[Range<usize>], first_written: usize, end: usize, capacity: usize, kv_heads: usize, head_dim: usize) {
         match self {
-            LayerPages::F16(p) => p.iter().map(|p| p.rows).sum(),
-            LayerPages::F32(p) => p.iter().map(|p| p.rows).sum(),
+            LayerPages::F16(p) => reserve_ring(p, keep, first_written, end, capacity, kv_heads, head_dim),
+            LayerPages::F32(p) => reserve_ring(p, keep, first_written, end, capacity, kv_heads, head_dim),
+        }
+    }
+
+    /// Positions the pages have room for (placeholders hold none).
+    pub fn allocated(&self) -> usize {
+        fn rows<E: KvElem>(p: &[Page<E>]) -> usize {
+            p.iter().filter(|p| p.is_held()).map(|p| p.rows).sum()
+        }
+        match self {
+            LayerPages::F16(p) => rows(p),
+            LayerPages::F32(p) => rows(p),
+        }
+    }
+
+    /// Which of positions 0..len the pages still hold.
+    pub fn held(&self, len: usize) -> Vec<bool> {
+        fn held<E: KvElem>(pages: &[Page<E>], len: usize) -> Vec<bool> {
+            (0..len).map(|p| pages.get(p / PAGE).is_some_and(Page::is_held)).collect()
+        }
+        match self {
+            LayerPages::F16(p) => held(p, len),
+            LayerPages::F32(p) => held(p, len),
+        }
+    }
+
+    /// Positions below `len` the pages still hold.
+    pub fn held_positions(&self, len: usize) -> usize {
+        fn count<E: KvElem>(pages: &[Page<E>], len: usize) -> usize {
+            pages.iter().enumerate().filter(|(_, p)| p.is_held()).map(|(i, p)| (i * PAGE + p.rows).min(len).saturating_sub(i * PAGE)).sum()
+        }
+        match self {
+            LayerPages::F16(p) => count(p, len),
+            LayerPages::F32(p) => count(p, len),
+        }
+    }
+
+    /// Whether every page of `pages` (indices) has its buffers.
+    pub fn holds_pages(&self, pages: Range<usize>) -> bool {
+        fn all<E: KvElem>(p: &[Page<E>], pages: Range<usize>) -> bool {
+            pages.into_iter().all(|i| p.get(i).is_some_and(Page::is_held))
+        }
+        match self {
+            LayerPages::F16(p) => all(p, pages),
+            LayerPages::F32(p) => all(p, pages),
         }
     }
 
@@ -115,6 +180,49 @@ fn reserve<E: KvElem>(pages: &mut Vec<Page<E>>, end: usize, capacity: usize, kv_
         let rows = PAGE.min(capacity - have);
         pages.push(Page::new(rows, kv_heads, head_dim));
         have += rows;
+    }
+}
+
+/// Logical pages up to `end` (as `reserve`, but as placeholders), then the
+/// buffers moved from the pages outside `keep` and the written ones to the
+/// written ones that lack them; a new buffer only where none is spare.
+fn reserve_ring<E: KvElem>(
+    pages: &mut Vec<Page<E>>,
+    keep: &[Range<usize>],
+    first_written: usize,
+    end: usize,
+    capacity: usize,
+    kv_heads: usize,
+    head_dim: usize,
+) {
+    let mut have: usize = pages.iter().map(|p| p.rows).sum();
+    while have < end.min(capacity) {
+        let rows = PAGE.min(capacity - have);
+        pages.push(Page::placeholder(rows));
+        have += rows;
+    }
+    let written = first_written..end.min(capacity).div_ceil(PAGE);
+    let wanted = |i: usize| written.contains(&i) || keep.iter().any(|r| r.contains(&i));
+    let mut spare: Vec<Page<E>> = Vec::new();
+    for (i, page) in pages.iter_mut().enumerate() {
+        if page.is_held() && !wanted(i) {
+            let rows = page.rows;
+            spare.push(std::mem::replace(page, Page::placeholder(rows)));
+        }
+    }
+    for page in &mut pages[written] {
+        if page.is_held() {
+            continue;
+        }
+        let n = kv_heads * page.rows * head_dim;
+        // A short last page takes only a buffer of its own size.
+        *page = match spare.iter().position(|old| old.k.len() == n) {
+            Some(at) => {
+                let old = spare.swap_remove(at);
+                Page { rows: page.rows, k: old.k, v: old.v, finite: true }
+            }
+            None => Page::new(page.rows, kv_heads, head_dim),
+        };
     }
 }
 

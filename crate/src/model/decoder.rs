@@ -10,8 +10,8 @@ use crate::bail;
 use crate::config::ModelConfig;
 use crate::counters::Counters;
 use crate::error::{Error, Result};
-use crate::kv_cache::{KvCache, KvPrecision};
-use crate::lm::{LanguageModel, ModelInfo};
+use crate::kv_cache::{KvCache, KvHeld, KvPrecision, PAGE};
+use crate::lm::{LanguageModel, ModelInfo, WindowInfo};
 
 /// Where a decoder's weights came from (for the page's model facts).
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +39,13 @@ pub struct DecoderLm {
     pub source: WeightsSource,
     device: Device,
     cache: KvCache,
+    /// The tokens fed through the cache, at positions 0..: what a rewind
+    /// past the local layers' rings is fed again from (`truncate`). The
+    /// cache holds the first `cache.len()` of them; any after those are fed
+    /// again before the next tokens.
+    ids: Vec<u32>,
+    /// Rewinds that had to feed the text again.
+    refills: usize,
     counters: Counters,
 }
 
@@ -49,7 +56,19 @@ impl DecoderLm {
         let model = model.to_device(&device);
         let source = WeightsSource::default();
         let cache = new_cache(&config, KvPrecision::default_for(source.format));
-        Ok(DecoderLm { name: name.to_string(), config, model, backend, eos_id: None, source, device, cache, counters: Counters::default() })
+        Ok(DecoderLm {
+            name: name.to_string(),
+            config,
+            model,
+            backend,
+            eos_id: None,
+            source,
+            device,
+            cache,
+            ids: Vec::new(),
+            refills: 0,
+            counters: Counters::default(),
+        })
     }
 
     /// Random weights from a seed (tests, the kv-demo model).
@@ -67,11 +86,49 @@ impl DecoderLm {
         &self.cache
     }
 
+    /// Rewinds so far that had to feed the text again from position 0
+    /// (`truncate`).
+    pub fn refills(&self) -> usize {
+        self.refills
+    }
+
     /// Says where the weights came from, which also sets the cache's
     /// precision to that source's default (`KvPrecision::default_for`).
     pub fn set_source(&mut self, source: WeightsSource) {
-        self.cache = new_cache(&self.config, KvPrecision::default_for(source.format));
+        self.replace_cache(KvPrecision::default_for(source.format));
         self.source = source;
+    }
+
+    /// An empty cache of this precision instead of the one there was.
+    fn replace_cache(&mut self, precision: KvPrecision) {
+        self.cache = new_cache(&self.config, precision);
+        self.ids.clear();
+    }
+
+    /// Runs `tokens` through the cache from its length on and returns the
+    /// logits after the last one. A long run goes in chunks: the cache
+    /// carries each to the next, so the result is the same, and the
+    /// activations of only one chunk are held at once (the MLP's of 1,000
+    /// SmolLM2 tokens would be 24 MB; wasm memory, once grown, never
+    /// shrinks). No chunk crosses a page boundary, so a sliding-window
+    /// layer's ring holds a window and one page being written
+    /// (`kv_cache::ring`).
+    fn run_chunks(&mut self, tokens: &[u32]) -> Result<Tensor<3>> {
+        let mut last = None;
+        let mut rest = tokens;
+        while !rest.is_empty() {
+            let start = self.cache.len();
+            let n = rest.len().min(PREFILL_CHUNK).min(PAGE - start % PAGE);
+            let (chunk, after) = rest.split_at(n);
+            let input = self.token_tensor(chunk);
+            let (logits, work) = self.model.forward(&self.config, input, start, Some(&mut self.cache), true);
+            self.counters.cached.add(work);
+            self.ids.truncate(start);
+            self.ids.extend_from_slice(chunk);
+            last = Some(logits);
+            rest = after;
+        }
+        Ok(last.expect("tokens is not empty"))
     }
 
 
@@ -105,7 +162,7 @@ impl DecoderLm {
 }
 
 fn new_cache(c: &ModelConfig, precision: KvPrecision) -> KvCache {
-    KvCache::new(c.n_layers, c.n_kv_heads, c.head_dim, c.context, precision)
+    KvCache::new(c.n_layers, c.n_kv_heads, c.head_dim, c.context, precision).with_windows((0..c.n_layers).map(|l| c.layer_window(l)).collect())
 }
 
 /// Logits computed at once by `for_each_position` (4 M floats, 16 MB).
@@ -144,25 +201,33 @@ impl LanguageModel for DecoderLm {
             quant: self.source.quant.clone(),
             file_bytes: self.source.file_bytes,
             chat: None,
+            sliding_window: c.options.sliding_window.as_ref().map(|w| WindowInfo {
+                size: w.size,
+                local_layers: (0..c.n_layers).filter(|&l| c.layer_window(l).is_some()).collect(),
+                ring: self.cache.ring_positions().unwrap_or(0),
+            }),
         }
     }
 
     fn forward_cached(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
         self.check_tokens(tokens)?;
-        self.cache.check_room(tokens.len())?;
-        // A long prompt goes through in chunks: the cache carries each to
-        // the next, so the result is the same, and the activations of only
-        // one chunk are held at once (the MLP's of 1,000 SmolLM2 tokens would
-        // be 24 MB; wasm memory, once grown, never shrinks).
-        let mut last = None;
-        for chunk in tokens.chunks(PREFILL_CHUNK) {
-            let start = self.cache.len();
-            let input = self.token_tensor(chunk);
-            let (logits, work) = self.model.forward(&self.config, input, start, Some(&mut self.cache), true);
-            self.counters.cached.add(work);
-            last = Some(logits);
+        let held = self.ids.len();
+        if held + tokens.len() > self.config.context {
+            bail!("context full: {held} cached + {} new positions exceed the context length {}", tokens.len(), self.config.context);
         }
-        Ok(logits_rows(last.expect("tokens is not empty"))?.pop().expect("one row"))
+        if self.cache.len() < held {
+            // A rewind went past the local layers' rings (`truncate`): the
+            // text up to the rewind point goes through again first, and the
+            // new tokens go on from there as they would have.
+            let again = self.ids[self.cache.len()..].to_vec();
+            self.run_chunks(&again)?;
+            self.refills += 1;
+            let kept = self.cache.truncate(held);
+            debug_assert!(kept, "a rewind to the length holds what it needs");
+        }
+        self.cache.start_feed();
+        let last = self.run_chunks(tokens)?;
+        Ok(logits_rows(last)?.pop().expect("one row"))
     }
 
     fn forward_naive(&mut self, tokens: &[u32]) -> Result<Vec<Vec<f32>>> {
@@ -195,11 +260,29 @@ impl LanguageModel for DecoderLm {
     }
 
     fn cache_len(&self) -> usize {
-        self.cache.len()
+        self.ids.len()
     }
 
+    /// Rewinds to the first `n` positions. Where the local layers still hold
+    /// what a query at `n` reads (a rewind by up to `ring::SLACK` + 1
+    /// positions at least, or to a beam search's starting point), this only
+    /// moves the cache's end. Where they no longer do, the cache is emptied
+    /// and the next `forward_cached` first feeds the first `n` tokens again:
+    /// a prefill of n tokens (on Gemma 3 270M, natively, about the time of a
+    /// prompt of that length), paid once for that rewind.
+    ///
+    /// It starts from position 0 because nothing later is exact: a local
+    /// layer's keys at the rewound positions depend, through the layer
+    /// below, on its window before them, and so on down the stack, so
+    /// through Gemma's 15 local layers they reach about 15 · 511 positions
+    /// back: to the start of any text under 7,700 tokens.
     fn truncate(&mut self, n: usize) {
-        self.cache.truncate(n);
+        self.ids.truncate(n);
+        let n = self.ids.len();
+        if n <= self.cache.len() {
+            // False: the cache was emptied, and `forward_cached` feeds ids[..n] again.
+            let _kept = self.cache.truncate(n);
+        }
     }
 
     fn counters(&self) -> Counters {
@@ -211,8 +294,12 @@ impl LanguageModel for DecoderLm {
     }
 
     fn set_kv_precision(&mut self, precision: KvPrecision) -> Result<()> {
-        self.cache = new_cache(&self.config, precision);
+        self.replace_cache(precision);
         Ok(())
+    }
+
+    fn kv_held(&self) -> KvHeld {
+        self.cache.held()
     }
 }
 

@@ -89,6 +89,7 @@ impl LanguageModel for BigramModel {
             quant: None,
             file_bytes: None,
             chat: None,
+            sliding_window: None,
         }
     }
 

@@ -88,6 +88,7 @@ impl LanguageModel for LogitsModel {
             quant: None,
             file_bytes: None,
             chat: None,
+            sliding_window: None,
         }
     }
 

@@ -28,15 +28,21 @@ impl Session {
             generated: self.generated.iter().map(|g| g.chosen.clone()).collect(),
             prompt_tokens,
             text: self.tokenizer.decode(&history),
-            kv: KvView {
-                len,
-                capacity: info.context,
-                layers: info.layers,
-                kv_heads: info.kv_heads,
-                head_dim: info.head_dim,
-                bytes: crate::counters::cache_bytes(info.layers, info.kv_heads, len, info.head_dim, info.bytes_per_number),
-                bytes_per_number: info.bytes_per_number,
-                dropped: self.dropped,
+            kv: {
+                let held = self.model.kv_held();
+                KvView {
+                    len,
+                    capacity: info.context,
+                    layers: info.layers,
+                    kv_heads: info.kv_heads,
+                    head_dim: info.head_dim,
+                    bytes: held.global_bytes + held.local_bytes,
+                    global_bytes: held.global_bytes,
+                    local_bytes: held.local_bytes,
+                    local_positions: held.local_positions,
+                    bytes_per_number: info.bytes_per_number,
+                    dropped: self.dropped,
+                }
             },
             counters: self.counters(),
             cache_check: self.cache_check,

@@ -139,6 +139,9 @@ fn tile<E: Widen>(pages: &[Page<E>], q: Queries, g: usize, group: usize, hd: usi
     let page_count = keys.div_ceil(PAGE);
     s.scores.resize(r_count * (keys - first_page * PAGE), 0.0);
     for (p, page) in pages.iter().enumerate().take(page_count).skip(first_page) {
+        // A sliding-window layer's cache recycles the pages before its ring
+        // (`kv_cache::ring`), which keeps every page a window reads from.
+        assert!(page.is_held(), "page {p} was recycled, yet the window of position {} reads it", q.start + first);
         let nv = visible(p);
         let k = E::widen(&page.k[g * page.rows * hd..][..nv * hd], &mut s.wide, page.finite);
         dense::xwt(k, nv, hd, &s.rows, r_count, &mut s.scores[at(p)..][..r_count * nv]);

@@ -56,7 +56,7 @@ test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture p
     const settings = { temperature: 0, top_n: 50, stop: [] };
     return prompts.map(({ text }) => {
       const rep = pg.start(text, settings);
-      return { ids: rep.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
+      return { ids: rep.full.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
     });
   }, { url, prompts: FIXTURE.prompts.map((p) => ({ text: p.text })) });
 

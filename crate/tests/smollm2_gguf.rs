@@ -537,7 +537,7 @@ fn step_deltas_join_into_the_text_through_split_characters() {
     assert!(text.ends_with(target), "{text:?}");
     // The first token that ends inside a character: step back to just after it.
     let inside = (0..ids.len())
-        .find(|&k| !std::str::from_utf8(&ids[..=k].iter().flat_map(|&i| s.tokenizer().token_bytes(i)).collect::<Vec<_>>()).is_ok())
+        .find(|&k| std::str::from_utf8(&ids[..=k].iter().flat_map(|&i| s.tokenizer().token_bytes(i)).collect::<Vec<_>>()).is_err())
         .expect("the vocabulary splits one of these characters over tokens");
     let back = s.rewind(inside + 1, &forcing(ids[inside + 1])).unwrap();
     let mut text = back.full.expect("a step back reports the whole transcript").text;

@@ -212,7 +212,7 @@ fn random_runs_with_random_step_backs_keep_the_readers_copy_exact() {
             split += usize::from(std::str::from_utf8(PIECES[id as usize]).is_err());
             reader.take(&rep);
             reader.check(&s, &format!("seed {seed}, step {step}"));
-            if pick.next_u64() % 9 == 0 {
+            if pick.next_u64().is_multiple_of(9) {
                 let n = s.generated_ids().len();
                 let to = n.saturating_sub(1 + (pick.next_u64() % 6) as usize);
                 reader.take(&s.rewind(to, &settings).unwrap());

@@ -3,7 +3,8 @@
 //! replaces its copy on `full` and appends each step's token and
 //! `text_delta` holds the session's transcript at every report, its text the
 //! history's bytes read as UTF-8 up to the last whole character, also when
-//! tokens split characters. And a step's report does not grow with the text.
+//! tokens split characters, and after a step that failed midway (the next
+//! report is whole). And a step's report does not grow with the text.
 
 use nexttoken::backend::BackendKind;
 use nexttoken::config::{MlpKind, ModelConfig, NormKind, Positions, RopeStyle};
@@ -246,4 +247,61 @@ fn a_step_report_does_not_grow_with_the_text() {
     assert!(late <= early + 400, "step 5's report is {early} bytes, step 200's {late}");
     let full = size(&s.rewind(200, &settings).unwrap());
     assert!(full > late + 200 * 60, "the full transcript after 200 steps is {full} bytes (a step's {late})");
+}
+
+/// A model whose cached forward pass fails once, when the cache holds `at` positions.
+struct FailsOnce {
+    lm: DecoderLm,
+    at: Option<usize>,
+}
+
+impl nexttoken::lm::LanguageModel for FailsOnce {
+    fn info(&self) -> nexttoken::lm::ModelInfo {
+        self.lm.info()
+    }
+    fn forward_cached(&mut self, tokens: &[u32]) -> nexttoken::error::Result<Vec<f32>> {
+        if self.at == Some(self.lm.cache_len()) {
+            self.at = None;
+            return Err(nexttoken::error::Error::new("the test's model fails here"));
+        }
+        self.lm.forward_cached(tokens)
+    }
+    fn forward_naive(&mut self, tokens: &[u32]) -> nexttoken::error::Result<Vec<Vec<f32>>> {
+        self.lm.forward_naive(tokens)
+    }
+    fn cache_len(&self) -> usize {
+        self.lm.cache_len()
+    }
+    fn truncate(&mut self, n: usize) {
+        self.lm.truncate(n)
+    }
+    fn counters(&self) -> nexttoken::counters::Counters {
+        self.lm.counters()
+    }
+    fn reset_counters(&mut self) {
+        self.lm.reset_counters()
+    }
+}
+
+#[test]
+fn after_a_step_that_failed_midway_the_next_report_carries_the_whole_transcript() {
+    let lm = DecoderLm::random("test", config(PIECES.len(), 64), 4, BackendKind::Flex).unwrap();
+    // The prompt is 3 tokens: feeding the 3rd generated token finds 5 cached positions.
+    let mut s = Session::new(Box::new(FailsOnce { lm, at: Some(5) }), Box::new(BytePieces)).unwrap();
+    let mut reader = Reader::default();
+    reader.take(&s.start("a a", &forcing(A)).unwrap());
+    for id in [CRAB_HEAD, CRAB_TAIL] {
+        reader.take(&s.step(&forcing(id)).unwrap());
+    }
+    assert!(s.step(&forcing(ZHONG_HEAD)).is_err(), "the model fails while feeding the token");
+    assert_eq!(s.generated_ids().len(), 3, "the drawn token stays in the history");
+    let rep = s.step(&forcing(ZHONG_TAIL)).unwrap();
+    assert!(rep.full.is_some(), "the reader never heard of the failed step's token");
+    reader.take(&rep);
+    reader.check(&s, "after the failed step");
+    assert_eq!(reader.copy.as_ref().unwrap().text, "a a🦀中");
+    let rep = s.step(&forcing(A)).unwrap();
+    assert!(rep.full.is_none(), "owed once");
+    reader.take(&rep);
+    reader.check(&s, "the step after");
 }

@@ -5,7 +5,7 @@
 //! ```text
 //! start(prompt):  encode ─► prefill (one pass, causal mask) ─► pending raw logits
 //! step():         rules on pending logits ─► draw(coin) ─► append ─► stop? ─► decode(1 token) ─► pending
-//!                 (the report carries that token and the text it completed; start and
+//!                 (the report carries that token and the text it completed; start's and
 //!                 rewind's carry the whole transcript)
 //! preview():      rules on pending logits with new settings (no model call)
 //! rewind(n):      keep n generated tokens: truncate the cache, re-run the last token, restore the RNG

@@ -139,7 +139,7 @@ function definePrompts() {
     if (unit !== null) return unit.repeat(n);
     for (const c of candidates) {
       let tokens = -1;
-      try { tokens = pg.start(c.repeat(n), window.__settings).prompt_tokens.length; } catch { /* not in this vocabulary */ }
+      try { tokens = pg.start(c.repeat(n), window.__settings).full.prompt_tokens.length; } catch { /* not in this vocabulary */ }
       if (tokens === n) { unit = c; return c.repeat(n); }
     }
     throw new Error(`no text in [${candidates.slice(0, 5).join("|")}…] repeats into ${n} tokens`);
@@ -167,7 +167,7 @@ function measureSpeed({ prefill, decode, repeats }) {
     const s = performance.now();
     const rep = pg.start(prompt, settings);
     const ms = performance.now() - s;
-    if (rep.prompt_tokens.length !== prefill) throw new Error(`the prompt is ${rep.prompt_tokens.length} tokens, not ${prefill}`);
+    if (rep.full.prompt_tokens.length !== prefill) throw new Error(`the prompt is ${rep.full.prompt_tokens.length} tokens, not ${prefill}`);
     return { tokens: prefill, ms };
   };
   const decodeOnce = () => {

@@ -146,17 +146,36 @@ pub struct CacheCheck {
     pub argmax_agree: bool,
 }
 
+/// What one request changed. A step carries only what it added (the chosen
+/// token and `text_delta`), so its size does not grow with the text; a change
+/// of the whole transcript (a new prompt, a rewind) carries it in `full`, and
+/// the reader rebuilds its copy from that.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct StepReport {
     pub distribution: Distribution,
     pub chosen: Option<ChosenToken>,
     pub stop: Option<StopReason>,
-    pub generated: Vec<ChosenToken>,
-    pub prompt_tokens: Vec<PromptToken>,
-    pub text: String,
+    /// The text `chosen` appended to the transcript's `text`: the characters
+    /// it completed (empty when it ends inside a character, whose bytes wait
+    /// for the token that completes it; empty with `full`).
+    pub text_delta: String,
     pub kv: KvView,
     pub counters: Counters,
     pub cache_check: Option<CacheCheck>,
+    /// The whole transcript, when it changed wholesale; `None` after a step.
+    pub full: Option<Transcript>,
+}
+
+/// Every token so far and the text they make: what a reader keeps, replaced
+/// by a report's `full` and extended by each step's `chosen` and `text_delta`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Transcript {
+    pub prompt_tokens: Vec<PromptToken>,
+    pub generated: Vec<ChosenToken>,
+    /// Prompt and generated tokens decoded, up to the last whole character
+    /// (`tokenizer::decode_complete`): bytes that do not yet make a character
+    /// are held back, so each step's `text_delta` only ever appends.
+    pub text: String,
 }
 
 /// Entropy of softmax(raw / tau) for tau log-spaced from 0.05 to 20.

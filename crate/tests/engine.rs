@@ -92,7 +92,7 @@ fn an_8_token_prompt_and_24_new_tokens_project_31_kv_rows_cached_and_468_naive()
         s.start("abcdefgh", &settings).unwrap();
         let last = run_to_stop(&mut s, &settings);
         assert_eq!(last.stop, Some(StopReason::MaxNew));
-        assert_eq!(last.generated.len(), 24);
+        assert_eq!(s.generated_ids().len(), 24);
         assert_eq!(last.counters.cached.kv_rows, 31, "use_cache {use_cache}");
         assert_eq!(last.counters.naive.kv_rows, 468, "use_cache {use_cache}");
     }
@@ -106,7 +106,7 @@ fn twelve_steps_from_an_empty_cache_compute_78_scores_cached_and_364_naive() {
     let settings = greedy(12);
     s.start("a", &settings).unwrap();
     let last = run_to_stop(&mut s, &settings);
-    assert_eq!(last.generated.len(), 12);
+    assert_eq!(s.generated_ids().len(), 12);
     assert_eq!(last.counters.cached.scores, 78);
     assert_eq!(last.counters.naive.scores, 364);
 }
@@ -122,7 +122,8 @@ fn the_no_cache_path_gives_the_same_tokens_and_reports_the_live_difference() {
     without.start("hgfe", &off).unwrap();
     let a = run_to_stop(&mut with, &on);
     let b = run_to_stop(&mut without, &off);
-    assert_eq!(a.text, b.text);
+    assert_eq!(with.text(), without.text());
+    assert_eq!(with.generated_ids(), without.generated_ids());
     assert!(a.cache_check.is_none());
     let check = b.cache_check.expect("no-cache steps compare the two paths");
     assert!(check.max_abs_diff < 1e-4 && check.argmax_agree);
@@ -214,7 +215,7 @@ fn rewinding_restores_the_distribution_and_the_draw() {
     s.start("abab", &settings).unwrap();
     let first: Vec<_> = (0..10).map(|_| s.step(&settings).unwrap()).collect();
     let back = s.rewind(4, &settings).unwrap();
-    assert_eq!(back.generated.len(), 4);
+    assert_eq!(back.full.as_ref().map(|t| t.generated.len()), Some(4));
     assert_eq!(back.kv.len, 4 + 4);
     // The pending distribution is the one step 5 drew from, to the last bit of f32 arithmetic.
     let (was, now) = (&first[4].distribution.raw_top, &back.distribution.raw_top);
@@ -246,7 +247,7 @@ fn a_full_context_stops_or_slides_as_chosen() {
     s.start("abcdefghabc", &sliding).unwrap();
     let last = run_to_stop(&mut s, &sliding);
     assert_eq!(last.stop, Some(StopReason::MaxNew));
-    assert_eq!(last.generated.len(), 50);
+    assert_eq!(s.generated_ids().len(), 50);
     assert!(last.kv.len <= 10 && last.kv.dropped > 0);
 }
 
@@ -264,14 +265,14 @@ fn stop_strings_fire_across_token_boundaries() {
             break;
         }
     }
-    let rep = stopped.unwrap();
-    let text: String = rep.generated.iter().map(|t| t.text.clone()).collect();
+    assert!(stopped.is_some());
+    let text: String = s.transcript().generated.iter().map(|t| t.text.clone()).collect();
     let stop = GenerationSettings { stop: vec![text[text.len() - 2..].to_string()], ..settings.clone() };
     // Re-run with the last two characters as the stop string: it must stop exactly where they first appear.
     let mut s2 = session(variants()[0].1.clone(), 10);
     s2.start("a", &stop).unwrap();
     let last = run_to_stop(&mut s2, &stop);
-    let got: String = last.generated.iter().map(|t| t.text.clone()).collect();
+    let got: String = s2.transcript().generated.iter().map(|t| t.text.clone()).collect();
     assert_eq!(last.stop, Some(StopReason::StopString));
     assert!(got.ends_with(&stop.stop[0]) && !got[..got.len() - 1].contains(&stop.stop[0]), "{got:?}");
 }
@@ -286,7 +287,8 @@ fn one_beam_is_greedy_and_beams_are_ranked_by_normalised_score() {
     let mut g = session(c, 11);
     g.start("abc", &settings).unwrap();
     let last = run_to_stop(&mut g, &settings);
-    let greedy_ids: Vec<u32> = last.generated.iter().map(|t| t.id).collect();
+    assert!(last.stop.is_some());
+    let greedy_ids = g.generated_ids();
     assert_eq!(beams.beams[0].tokens, greedy_ids);
 
     let wide = GenerationSettings { beams: 4, alpha: 0.7, ..greedy(6) };
@@ -410,7 +412,7 @@ fn prompts_start_with_the_bos_token_and_an_end_of_generation_token_stops() {
     // The first token the model picks after BOS + "abc", found without the wrapper.
     let mut plain = session(c.clone(), 5);
     plain.start_tokens(&[bos, 0, 1, 2], &greedy(4)).unwrap();
-    let first = plain.step(&greedy(4)).unwrap().generated[0].id;
+    let first = plain.step(&greedy(4)).unwrap().chosen.unwrap().id;
 
     let lm = DecoderLm::random("test", c, 5, BackendKind::Flex).unwrap();
     let tok = BosChars { inner: CharTokenizer::new(&CHARS).unwrap(), bos, end: first };
@@ -419,6 +421,6 @@ fn prompts_start_with_the_bos_token_and_an_end_of_generation_token_stops() {
     assert!(s.start("", &greedy(4)).unwrap_err().message.contains("empty"), "no BOS alone for an empty prompt");
     s.start("abc", &greedy(4)).unwrap();
     let last = run_to_stop(&mut s, &greedy(4));
-    assert_eq!(last.generated.iter().map(|g| g.id).collect::<Vec<_>>(), vec![first]);
+    assert_eq!(s.generated_ids(), vec![first]);
     assert_eq!(last.stop, Some(StopReason::Eos));
 }

@@ -85,7 +85,8 @@ fn run_policy(policy: ContextPolicy, steps: usize, rewinds: usize, tally: &mut T
         let rep = s.step(&settings).unwrap();
         done_steps += 1;
         let chosen = rep.chosen.expect("a step draws a token").id;
-        let at = rep.generated.len() - 1;
+        let n = s.generated_ids().len();
+        let at = n - 1;
         match drawn.get(at) {
             Some(&first) => assert_eq!(chosen, first, "{policy:?}: a re-run drew another token at {at}"),
             None => drawn.push(chosen),
@@ -101,14 +102,13 @@ fn run_policy(policy: ContextPolicy, steps: usize, rewinds: usize, tally: &mut T
             None => {}
         }
         if policy == ContextPolicy::Error {
-            assert!(prompt_len + rep.generated.len() <= context + 1, "stop-at-limit went past the context");
+            assert!(prompt_len + n <= context + 1, "stop-at-limit went past the context");
         }
         if done_steps % 97 == 0 && rep.stop.is_none() {
             check_cache(&mut s, tally, context);
         }
         // Rewind on schedule, and always when stopped (else nothing more can be drawn).
         if rep.stop.is_some() || (done_steps % every == 0 && done_rewinds < rewinds) {
-            let n = rep.generated.len();
             // Scheduled rewinds go back less than the steps between them on
             // average (so the generation moves on past the context); after a
             // stop, up to 64 tokens (across a slide of the window, often).
@@ -116,7 +116,7 @@ fn run_policy(policy: ContextPolicy, steps: usize, rewinds: usize, tally: &mut T
             let depth = 1 + (pick.next_u64() % reach) as usize;
             let to = n.saturating_sub(depth);
             let back = s.rewind(to, &settings).unwrap();
-            assert_eq!(back.generated.len(), to);
+            assert_eq!(back.full.map(|t| t.generated.len()), Some(to));
             assert_eq!(s.generated_ids()[..], drawn[..to]);
             last_dropped = back.kv.dropped;
             done_rewinds += 1;

@@ -31,7 +31,7 @@ fn greedy_text(backend: BackendKind) -> String {
     loop {
         let rep = s.step(&settings).unwrap();
         if rep.stop.is_some() {
-            return rep.text;
+            return s.text();
         }
     }
 }

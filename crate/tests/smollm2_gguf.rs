@@ -356,17 +356,19 @@ fn chat_mode_wraps_the_template_and_stops_at_end_of_turn() {
         ..GenerationSettings::default()
     };
     let first = s.start("What is the capital of France?", &settings).unwrap();
-    let prompt: Vec<u32> = first.prompt_tokens.iter().map(|t| t.id).collect();
+    let start = first.full.clone().expect("a start reports the whole transcript");
+    let prompt: Vec<u32> = start.prompt_tokens.iter().map(|t| t.id).collect();
     assert_eq!(&prompt[..3], &[1, 9690, 198], "<|im_start|> system \\n");
-    assert!(first.prompt_tokens[0].special && !first.prompt_tokens[1].special);
+    assert!(start.prompt_tokens[0].special && !start.prompt_tokens[1].special);
     let mut last = first;
     while last.stop.is_none() {
         last = s.step(&settings).unwrap();
     }
-    assert_eq!(last.stop, Some(nexttoken::report::StopReason::Eos), "{:?}", last.text);
-    let end = last.generated.last().unwrap();
+    let text = s.text();
+    assert_eq!(last.stop, Some(nexttoken::report::StopReason::Eos), "{text:?}");
+    let end = last.chosen.as_ref().unwrap();
     assert!(end.special && end.id == 2, "the answer ends with <|im_end|>");
-    assert!(last.text.contains("Paris"), "{:?}", last.text);
+    assert!(text.contains("Paris"), "{text:?}");
 }
 
 #[test]
@@ -502,4 +504,57 @@ fn the_f16_copy_stays_at_16_bits_and_follows_the_f32_weights_when_present() {
     }
     eprintln!("F16 copy against the Q4_1 file's f32 weights: {worst:?}");
     assert!(worst.abs < 0.05, "the F16 copy differs from the f32 weights by {worst:?}");
+}
+
+/// Byte-level BPE splits an emoji or a CJK character over tokens: each
+/// step's `text_delta` joined after the start's text is the history decoded
+/// up to the last whole character, through a step back between two halves.
+#[test]
+fn step_deltas_join_into_the_text_through_split_characters() {
+    let bytes = require_model!();
+    let (lm, tok) = load(bytes);
+    let target = "Crabs 🦀, 中文 and 😀 ok";
+    let ids = tok.encode(target).unwrap();
+    let mut s = Session::new(Box::new(lm), Box::new(tok)).unwrap();
+    // Greedy with the wanted token pushed far ahead of the others.
+    let forcing = |id: u32| GenerationSettings {
+        rules: RuleSettings { temperature: 0.0, logit_bias: vec![(id, 100.0)], ..RuleSettings::default() },
+        max_new: 200,
+        ..GenerationSettings::default()
+    };
+    let first = s.start("Say:", &forcing(ids[0])).unwrap();
+    let mut text = first.full.expect("a start reports the whole transcript").text;
+    let mut texts = Vec::new();
+    for &id in &ids {
+        let rep = s.step(&forcing(id)).unwrap();
+        assert_eq!(rep.chosen.as_ref().map(|c| c.id), Some(id));
+        assert!(rep.full.is_none());
+        text.push_str(&rep.text_delta);
+        assert_eq!(text, s.transcript().text);
+        texts.push(text.clone());
+    }
+    assert_eq!(text, s.text(), "the whole text once every character is finished");
+    assert!(text.ends_with(target), "{text:?}");
+    // The first token that ends inside a character: step back to just after it.
+    let inside = (0..ids.len())
+        .find(|&k| std::str::from_utf8(&ids[..=k].iter().flat_map(|&i| s.tokenizer().token_bytes(i)).collect::<Vec<_>>()).is_err())
+        .expect("the vocabulary splits one of these characters over tokens");
+    let back = s.rewind(inside + 1, &forcing(ids[inside + 1])).unwrap();
+    let mut text = back.full.expect("a step back reports the whole transcript").text;
+    assert_eq!(text, texts[inside]);
+    assert!(s.text().ends_with('\u{FFFD}'), "decode shows the unfinished character");
+    // Forced to the end again, then sampled on.
+    for &id in &ids[inside + 1..] {
+        text.push_str(&s.step(&forcing(id)).unwrap().text_delta);
+    }
+    assert_eq!(text, texts[ids.len() - 1]);
+    let free = GenerationSettings { rules: RuleSettings { temperature: 1.0, ..RuleSettings::default() }, max_new: 200, ..GenerationSettings::default() };
+    for _ in 0..16 {
+        let rep = s.step(&free).unwrap();
+        text.push_str(&rep.text_delta);
+        if rep.stop.is_some() {
+            break;
+        }
+    }
+    assert_eq!(text, s.transcript().text);
 }

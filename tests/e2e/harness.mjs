@@ -359,7 +359,7 @@ export async function wasmPromptLogits(page, file, prompts) {
     const settings = { temperature: 0, top_n: 50, stop: [] };
     return prompts.map((text) => {
       const rep = pg.start(text, settings);
-      return { ids: rep.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
+      return { ids: rep.full.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
     });
   }, { url, prompts });
 }

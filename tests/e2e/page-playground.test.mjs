@@ -157,6 +157,35 @@ test("stepping generates tokens, grows the KV cache by one column each, and step
   await page.close();
 });
 
+test("the text the page keeps from step reports is a replay's: steps, a step back, a run", async () => {
+  // A step's report carries only its token and text; the page's store keeps
+  // the rest. Opening the link again replays the same steps from the prompt.
+  const page = await openPlayground("?model=bard&seed=11&temperature=1.2&max_new=14&nostop=1");
+  const count = (/** @type {number} */ n) => page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length === k, n);
+  for (let i = 1; i <= 4; i++) { await page.click("#btn-step"); await count(i); }
+  await page.click("#btn-back");
+  await count(3);
+  await page.click("#btn-step");
+  await count(4);
+  await page.click("#btn-run");
+  await count(14);
+  await page.waitForFunction(() => document.querySelector("#btn-run").textContent === "Run");
+  await settle(page);
+  const shown = async (/** @type {any} */ p) => ({
+    text: await p.textContent("#p-output [data-slot=text]"),
+    tokens: await p.$$eval("#p-output .tok", (els) => els.map((e) => e.textContent)),
+  });
+  const kept = await shown(page);
+  assert.equal(new URL(page.url()).searchParams.get("steps"), "14");
+  const again = await openPlayground(new URL(page.url()).search);
+  await again.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 14);
+  assert.deepEqual(await shown(again), kept);
+  assert.deepEqual(page.problems(), []);
+  assert.deepEqual(again.problems(), []);
+  await page.close();
+  await again.close();
+});
+
 test("the no-cache switch gives the same distribution at a higher cost", async () => {
   const page = await openPlayground("?model=kv-demo&seed=3&steps=3");
   const withCache = await finalProbs(page);

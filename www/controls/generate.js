@@ -16,7 +16,7 @@ export function wireGeneration() {
   $("#btn-step").addEventListener("click", doStep);
   $("#btn-run").addEventListener("click", doRun);
   $("#btn-reset").addEventListener("click", doReset);
-  $("#btn-back").addEventListener("click", () => doRewind((view.report?.generated.length ?? 0) - 1));
+  $("#btn-back").addEventListener("click", () => doRewind(view.transcript.generated.length - 1));
 
   // Clicking (or Enter on) a generated token rewinds to the step that drew it.
   const out = $("#p-output .body");

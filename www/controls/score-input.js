@@ -34,11 +34,11 @@ export function wireScore() {
     doScore(box.value, scoreInChat());
   });
   $("#btn-score-output").addEventListener("click", () => {
-    const r = view.report;
-    if (!r) return;
+    if (!view.report) return;
+    const t = view.transcript;
     // In chat mode the reply alone (the prompt is inside the template); the
     // template's special tokens are never part of the text.
-    const tokens = state.settings.chat ? r.generated : [...r.prompt_tokens, ...r.generated];
+    const tokens = state.settings.chat ? t.generated : [...t.promptTokens, ...t.generated];
     box.value = tokens.filter((t) => !t.special).map((t) => t.text).join("");
     edited = true;
     doScore(box.value, scoreInChat());

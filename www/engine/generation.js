@@ -50,7 +50,7 @@ export async function replay() {
     takeReport(msg);
     if (msg.report.stop) break;
   }
-  store.setSteps(view.report.generated.length);
+  store.setSteps(view.transcript.generated.length);
   // The link said the panels showed the next token's distribution.
   if (wantNext && view.chosen) await doPreview();
   updateUrl();
@@ -66,7 +66,7 @@ export async function replay() {
 function sayPromptWindow(report) {
   const dropped = report.kv.dropped;
   if (!dropped) { unsay("prompt-window"); return; }
-  const total = report.prompt_tokens.length;
+  const total = view.transcript.promptTokens.length;
   say(`The prompt has ${total} tokens, more than the model's context holds: it reads only the last ${total - dropped} ` +
     `(the first ${dropped} are left out). Generation stops when the context is full.`, "info", "prompt-window");
 }
@@ -96,7 +96,7 @@ export async function doStep() {
     const msg = await client.request("step", { settings: engineSettings() });
     takeReport(msg);
     paintNow(); // the token shows in the next frame, not the one after
-    store.setSteps(msg.report.generated.length);
+    store.setSteps(view.transcript.generated.length);
     updateUrl();
     scheduleBeam();
   } catch (err) { sayEngineError(err); }
@@ -111,7 +111,7 @@ export async function doRun() {
   try {
     const end = await client.request("run", { settings: engineSettings() }, (msg) => {
       takeReport(msg);
-      store.setSteps(msg.report.generated.length);
+      store.setSteps(view.transcript.generated.length);
     });
     store.setUserStopped(end.why === "stopped");
   } catch (err) { sayEngineError(err); }
@@ -138,7 +138,7 @@ export async function doRewind(n) {
     const msg = await client.request("rewind", { n, settings: engineSettings() });
     takeReport(msg);
     paintNow();
-    store.setSteps(msg.report.generated.length);
+    store.setSteps(view.transcript.generated.length);
     updateUrl();
     scheduleBeam();
   } catch (err) { sayEngineError(err); }

@@ -6,7 +6,7 @@
 import { EngineClient, EngineError } from "./client.js";
 import { LocalPreviewer } from "./local-preview.js";
 import { say, showProgress } from "../panels/messages.js";
-import { engineSettings } from "../state/store.js";
+import { engineSettings, takeTranscript } from "../state/store.js";
 
 /** Told when the worker dies (model-load.js restores the model). @type {(message: string, crashed: boolean) => void} */
 let diedHandler = () => {};
@@ -28,6 +28,9 @@ export const client = new EngineClient(new URL("../worker/worker.js", import.met
   onFatal: (message, crashed) => diedHandler(message, crashed),
   onEngineState: (msg) => {
     if (msg.vocab) local.setVocab(msg.vocab, msg.module);
+    // Each step reply changed the engine's tokens, stale or not; a step's
+    // carries only its own token, so the store takes every one, in order.
+    if (msg.kind === "step") takeTranscript(msg.report);
     // A logits array the page's Previewer is done with goes back to be refilled.
     if (msg.pending) {
       const spent = local.setState(msg.pending);

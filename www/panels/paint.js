@@ -33,7 +33,7 @@ export function paintAll({ previewOnly = false } = {}) {
   const r = view.report;
   if (shown.has("output") && !previewOnly) {
     renderOutput($("#p-output .body"), {
-      promptTokens: r?.prompt_tokens ?? [], generated: r?.generated ?? [],
+      promptTokens: view.transcript.promptTokens, generated: view.transcript.generated,
       stop: r?.stop ?? (view.userStopped ? "user" : null), running: view.running,
     });
     renderSpeed($("#speed"), view.speed);
@@ -44,7 +44,7 @@ export function paintAll({ previewOnly = false } = {}) {
       banned: new Set(state.settings.banned), bias: new Map(state.settings.logit_bias),
     });
   }
-  if (shown.has("rules")) renderRules($("#p-rules .body"), { distribution: d, settings: state.settings, generated: r?.generated ?? [], vocabSize: view.info?.vocab_size ?? null });
+  if (shown.has("rules")) renderRules($("#p-rules .body"), { distribution: d, settings: state.settings, generated: view.transcript.generated, vocabSize: view.info?.vocab_size ?? null });
   if (shown.has("entropy")) {
     renderEntropy($("#p-entropy .body"), { distribution: d, temperature: state.settings.temperature,
       vocabSize: view.info?.vocab_size ?? 2, settings: state.settings });
@@ -74,7 +74,7 @@ export function paintChips() {
 
 /** Token text for an id, from whatever the reports have shown. */
 function displayOf(id) {
-  const lists = [view.distribution?.raw_top ?? [], view.report?.generated ?? [], view.report?.prompt_tokens ?? []];
+  const lists = [view.distribution?.raw_top ?? [], view.transcript.generated, view.transcript.promptTokens];
   for (const list of lists) { const t = list.find((x) => x.id === id); if (t) return t.display; }
   return `#${id}`;
 }
@@ -93,7 +93,7 @@ function paintButtons() {
   btn("#btn-run").disabled = (!view.ready || stopped) && !view.running;
   // Reset stays available after a crash: it reloads the model.
   btn("#btn-reset").disabled = view.loading || view.running;
-  btn("#btn-back").disabled ||= !(r?.generated?.length);
+  btn("#btn-back").disabled ||= !view.transcript.generated.length;
   btn("#btn-score").disabled = !view.ready || view.scoreBusy;
   btn("#btn-score-output").disabled = !view.ready || view.scoreBusy || !r;
 }

@@ -68,7 +68,7 @@ function setHeader(th, name, dense) {
  * @typedef {Object} RulesView
  * @property {any} distribution the engine's Distribution
  * @property {Record<string, any>} settings the settings in force (the chain, which samplers are on)
- * @property {any[]} [generated] the report's generated tokens (each with the μ mirostat drew it at)
+ * @property {any[]} [generated] the generated tokens, the store's transcript (each with the μ mirostat drew it at)
  * @property {number|null} [vocabSize] the model's vocabulary (a top-k past it is said to keep everything)
  */
 

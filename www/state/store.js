@@ -19,7 +19,8 @@ export const state = parsed.state;
 /** What the panels draw; the engine's replies decide it. */
 export const view = {
   info: null,
-  report: null,          // last StepReport
+  report: null,          // last StepReport (what its request changed: a step's token, or the whole transcript)
+  transcript: emptyTranscript(),   // every token so far and their text, kept from the reports (takeTranscript)
   distribution: null,    // what the distribution panels show (report's or a preview)
   chosen: null,          // the token drawn from `distribution`, if any
   previewShown: false,   // `distribution` is a preview not painted yet
@@ -35,6 +36,15 @@ export const view = {
   loading: false,
   ready: false,
 };
+
+/**
+ * The page's copy of the engine's tokens and text: a report's `full`
+ * replaces it, a step's token and `text_delta` extend it.
+ * @returns {{ promptTokens: any[], generated: any[], text: string }}
+ */
+function emptyTranscript() {
+  return { promptTokens: [], generated: [], text: "" };
+}
 
 /** The model catalogue (models/index.json and the built-in models), filled at boot. */
 export const catalogue = { models: [], defaultName: "logits10", problem: null };
@@ -281,6 +291,24 @@ export function replayStarted() {
 export function clearReport() {
   view.report = null;
   view.distribution = null;
+  view.transcript = emptyTranscript();
+}
+
+/**
+ * What a step reply changed in the engine's tokens, taken from every step
+ * reply in the order the worker sent them, stale or not (engine/link.js):
+ * the engine's tokens changed either way, and a step carries only its own
+ * token. A `full` transcript (a prompt, a rewind) replaces the copy.
+ * @param {any} report a StepReport
+ */
+export function takeTranscript(report) {
+  const t = view.transcript;
+  if (report.full) {
+    view.transcript = { promptTokens: report.full.prompt_tokens, generated: report.full.generated, text: report.full.text };
+  } else if (report.chosen) {
+    t.generated.push(report.chosen);
+    t.text += report.text_delta;
+  }
 }
 
 /**

@@ -106,7 +106,7 @@ function prefill(prompt, settings) {
   const t0 = performance.now();
   const report = pg.start(prompt, settings);
   const ms = performance.now() - t0;
-  return { kind: "step", report, timing: { phase: "prefill", tokens: report.prompt_tokens.length, ms } };
+  return { kind: "step", report, timing: { phase: "prefill", tokens: report.full.prompt_tokens.length, ms } };
 }
 
 /**

@@ -56,7 +56,7 @@ pub fn run(args: CheckCacheArgs) -> Result<()> {
     while last.stop.is_none() {
         last = session.step(&settings)?;
     }
-    let prompt_len = start.prompt_tokens.len();
+    let prompt_len = session.transcript().prompt_tokens.len();
     let tokens = session.history();
     let report = CheckCacheReport {
         prompt_tokens: prompt_len,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::model_arg::open_session;
 use super::rule_args::{RuleArgs, choice, help, name_of};
 use crate::error::{Error, Result};
-use crate::report::StepReport;
+use crate::report::{StepReport, Transcript};
 use crate::settings::GenerationSettings;
 
 /// The engine's defaults, which the flags below start from.
@@ -61,9 +61,12 @@ pub struct GenerateArgs {
     pub json: bool,
 }
 
+/// The whole generation (the session's transcript) and each step's report
+/// (what that step added).
 #[derive(Serialize)]
 struct GenerateJson {
-    text: String,
+    #[serde(flatten)]
+    transcript: Transcript,
     steps: Vec<StepReport>,
 }
 
@@ -107,14 +110,18 @@ pub fn run(args: GenerateArgs) -> Result<()> {
         };
         return write_out(&text);
     }
+    // The text streams as whole characters: a token that ends inside one
+    // (an emoji split over byte tokens) adds nothing until the next completes it.
+    let mut shown = first.full.map(|t| t.text).unwrap_or_default();
     if !args.json {
-        write_out(&first.text)?;
+        write_out(&shown)?;
     }
     let mut steps = Vec::new();
     loop {
         let rep = session.step(&settings)?;
         if !args.json {
-            write_out(&rep.chosen.as_ref().map(|c| c.text.clone()).unwrap_or_default())?;
+            write_out(&rep.text_delta)?;
+            shown.push_str(&rep.text_delta);
         }
         let stop = rep.stop;
         if args.json {
@@ -122,14 +129,15 @@ pub fn run(args: GenerateArgs) -> Result<()> {
         }
         if let Some(reason) = stop {
             if !args.json {
+                // A character left unfinished at the end is shown as decode shows it.
+                write_out(session.text().get(shown.len()..).unwrap_or_default())?;
                 eprintln!("\n[stopped: {}]", reason.describe());
             }
             break;
         }
     }
     if args.json {
-        let text = steps.last().map(|s| s.text.clone()).unwrap_or(first.text);
-        return write_out(&(serde_json::to_string(&GenerateJson { text, steps }).expect("reports serialise") + "\n"));
+        return write_out(&(serde_json::to_string(&GenerateJson { transcript: session.transcript(), steps }).expect("reports serialise") + "\n"));
     }
     Ok(())
 }

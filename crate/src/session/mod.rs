@@ -7,6 +7,8 @@
 //! ```text
 //! start(prompt):  encode ─► prefill (one pass, causal mask) ─► pending raw logits
 //! step():         rules on pending logits ─► draw(coin) ─► append ─► stop? ─► decode(1 token) ─► pending
+//!                 (the report carries that token and the text it completed; start's and
+//!                 rewind's carry the whole transcript)
 //! preview():      rules on pending logits with new settings (no model call)
 //! rewind(n):      keep n generated tokens: truncate the cache, re-run the last token, restore the RNG
 //! ```
@@ -64,6 +66,12 @@ pub struct Session {
     cache_check: Option<CacheCheck>,
     /// Tokens at the front of the history that the sliding window dropped.
     dropped: usize,
+    /// Bytes at the end of the history that do not yet make a whole
+    /// character: the next token's text starts with them (`append_text`).
+    held: Vec<u8>,
+    /// A request changed the history and failed before its report went out,
+    /// so the reader's transcript is behind: the next report carries it whole.
+    full_owed: bool,
     /// Model work done by beam searches, which the generation's counters leave out.
     beam_work: Counters,
     /// A beam search advanced one depth per `beam_next` (the browser's
@@ -89,6 +97,8 @@ impl Session {
             naive_shadow: PathCost::default(),
             cache_check: None,
             dropped: 0,
+            held: Vec::new(),
+            full_owed: false,
             beam_work: Counters::default(),
             beam_job: None,
         })
@@ -177,6 +187,7 @@ impl Session {
         }
         // A search in progress is dropped: the cache is rebuilt from scratch.
         self.beam_job = None;
+        self.full_owed = true;
         self.model.truncate(0);
         self.model.reset_counters();
         self.prompt = ids.to_vec();
@@ -189,7 +200,8 @@ impl Session {
         let refilled = self.refill(settings.use_cache);
         self.sync_position();
         refilled?;
-        self.report(self.describe(settings)?.0, None)
+        let distribution = self.describe(settings)?.0;
+        self.full_report(distribution, None)
     }
 
     /// The rules on the pending logits with new settings; no model call.
@@ -249,11 +261,14 @@ impl Session {
         };
         self.advance_mirostat(settings, &drawn.inputs, drawn.final_probs[id]);
         self.generated.push(Generated { chosen: chosen.clone(), rng_before, mu_before });
+        let text_delta = self.append_text(drawn.id);
         self.stopped = self.stop_reason(settings, info.eos_id, info.context);
         let fed = if self.stopped.is_none() { self.feed(drawn.id, settings) } else { Ok(()) };
         self.sync_position();
+        // The reader never hears of this token if the step fails here.
+        self.full_owed |= fed.is_err();
         fed?;
-        self.report(drawn.distribution, Some(chosen))
+        self.step_report(drawn.distribution, chosen, text_delta)
     }
 
     /// Keeps the first `n` generated tokens and makes the distribution at
@@ -270,11 +285,13 @@ impl Session {
             self.mirostat_mu = self.generated[n].mu_before;
         }
         self.generated.truncate(n);
+        self.full_owed = true;
         self.stopped = None;
         let restored = self.restore_pending(settings.use_cache);
         self.sync_position();
         restored?;
-        self.report(self.describe(settings)?.0, None)
+        let distribution = self.describe(settings)?.0;
+        self.full_report(distribution, None)
     }
 
     /// Beam search from the current state; the session's own state is unchanged.

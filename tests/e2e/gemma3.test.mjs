@@ -10,7 +10,8 @@
 //   crate/tests/gemma3_gguf.rs uses the same);
 // - the page: the picker offers it, it loads, every panel draws from its
 //   262,144-token vocabulary, greedy steps write llama.cpp's greedy text,
-//   a step back and a scored text work.
+//   a step back, a scored text, beam search, the URL and the KV panel's
+//   local and global layers work, and an embed shows its chosen panels.
 // Without the file the tests are skipped, saying so (they fail instead with
 // NEXTTOKEN_REQUIRE_GEMMA3=1, as pkg-scripts/test sets it).
 //
@@ -38,34 +39,51 @@ before(async () => {
 });
 after(() => stopSuite({ server, browser }));
 
-test("the wasm engine's Gemma 3 logits agree with llama.cpp's on every fixture prompt", { timeout: LOAD_MS }, async (t) => {
+/**
+ * Our top 50 against llama.cpp's top 10 at one position: the same top token
+ * wherever llama.cpp's margin is wider than the tolerance, all ten among
+ * ours, their logits within the tolerance (and after removing the mean gap).
+ */
+function checkTop(t, what, ourTop, ref) {
+  const logit = new Map(ourTop);
+  if (ref[0][1] - ref[1][1] > TOLERANCE.centred) assert.equal(ourTop[0][0], ref[0][0], `${what}: the top token`);
+  for (const [id] of ref) assert.ok(logit.has(id), `${what}: llama.cpp's token ${id} is not in our top 50`);
+  const ourMean = ref.reduce((s, [id]) => s + logit.get(id), 0) / ref.length;
+  const refMean = ref.reduce((s, [, l]) => s + l, 0) / ref.length;
+  let abs = 0, centred = 0;
+  for (const [id, l] of ref) {
+    const d = logit.get(id) - l;
+    abs = Math.max(abs, Math.abs(d));
+    centred = Math.max(centred, Math.abs(d - (ourMean - refMean)));
+  }
+  t.diagnostic(`${what}: max gap ${abs.toFixed(3)}, centred ${centred.toFixed(3)}`);
+  assert.ok(abs <= TOLERANCE.abs && centred <= TOLERANCE.centred,
+    `${what}: logits differ from llama.cpp's by ${abs} (centred ${centred}); tolerance ${JSON.stringify(TOLERANCE)}`);
+}
+
+test("the wasm engine's Gemma 3 logits agree with llama.cpp's on every fixture prompt and after the long text", { timeout: LOAD_MS }, async (t) => {
   if (!needGemma3(t)) return;
   const page = await browser.newPage();
   const problems = [];
   page.on("pageerror", (e) => problems.push(e.message));
   await page.goto(new URL("models/index.json", server.url).href);
-  const ours = await wasmPromptLogits(page, GEMMA3_FILE, FIXTURE.prompts.map((p) => p.text));
+  // The long text is the fixture's teacher-forced one, read from the start
+  // in one prefill: its last position is past the local layers' window of
+  // 512 and past the 768 positions of their ring, so its logits are right
+  // only if the ring dropped and reused pages as the window moved.
+  const tf = FIXTURE.teacher_forced;
+  const ours = await wasmPromptLogits(page, GEMMA3_FILE, [...FIXTURE.prompts.map((p) => p.text), tf.text]);
 
   FIXTURE.prompts.forEach((p, i) => {
     const what = `prompt "${p.name}"`;
     assert.deepEqual(ours[i].ids, p.ids, `${what}: llama.cpp's token ids (BOS first)`);
-    const logit = new Map(ours[i].top);
-    const ourTop10 = ours[i].top.slice(0, 10).map(([id]) => id);
-    const ref = p.top10;
-    if (ref[0][1] - ref[1][1] > TOLERANCE.centred) assert.equal(ourTop10[0], ref[0][0], `${what}: the top token`);
-    for (const [id] of ref) assert.ok(logit.has(id), `${what}: llama.cpp's token ${id} is not in our top 50`);
-    const ourMean = ref.reduce((s, [id]) => s + logit.get(id), 0) / ref.length;
-    const refMean = ref.reduce((s, [, l]) => s + l, 0) / ref.length;
-    let abs = 0, centred = 0;
-    for (const [id, l] of ref) {
-      const d = logit.get(id) - l;
-      abs = Math.max(abs, Math.abs(d));
-      centred = Math.max(centred, Math.abs(d - (ourMean - refMean)));
-    }
-    t.diagnostic(`${what}: max gap ${abs.toFixed(3)}, centred ${centred.toFixed(3)}`);
-    assert.ok(abs <= TOLERANCE.abs && centred <= TOLERANCE.centred,
-      `${what}: logits differ from llama.cpp's by ${abs} (centred ${centred}); tolerance ${JSON.stringify(TOLERANCE)}`);
+    checkTop(t, what, ours[i].top, p.top10);
   });
+  const long = ours[FIXTURE.prompts.length];
+  const n = tf.ids.length;
+  assert.ok(n > 768 && tf.positions.at(-1) === n - 1, `the fixture's text (${n} tokens) is longer than the ring`);
+  assert.deepEqual(long.ids, tf.ids, "the long text's token ids are llama.cpp's");
+  checkTop(t, `the ${n}-token text's last position`, long.top, tf.top10.at(-1));
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -105,6 +123,24 @@ test("Gemma 3 loads in the page, draws from its 262,144-token vocabulary and ste
     `greedy text ${JSON.stringify(text)} is not how llama.cpp's greedy run ${JSON.stringify(p.greedy_text)} starts`);
   await screenshot(page, "gemma3-steps-1280x800");
 
+  // The URL keeps the model and the steps, so a link reopens this view.
+  const url = new URL(page.url());
+  assert.equal(url.searchParams.get("model"), "gemma3-270m");
+  assert.equal(url.searchParams.get("steps"), String(steps));
+
+  // The KV panel names Gemma's three global layers (5, 11 and 17, every
+  // sixth) and its fifteen local ones with their 512-token window.
+  const kinds = await page.textContent("#p-kv [data-slot=kinds]");
+  assert.match(kinds, /^3 global layers \(5, 11, 17\) hold all \d+ positions/);
+  assert.match(kinds, /15 local layers \([^)]*\) see a window of 512/);
+
+  // Beam search runs on Gemma too (by itself or on Search, by this machine's speed).
+  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3 ||
+    !document.querySelector("#p-beam [data-action=beam-search]")?.hidden);
+  if (await page.isVisible("#p-beam [data-action=beam-search]")) await page.click("#p-beam [data-action=beam-search]");
+  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3);
+  assert.match(await page.textContent("#p-beam [data-slot=note]"), /^3 beams/);
+
   // Step back: one token fewer.
   await page.click("#btn-back");
   await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length === n, steps - 1);
@@ -118,6 +154,28 @@ test("Gemma 3 loads in the page, draws from its 262,144-token vocabulary and ste
   assert.match(await page.textContent("#p-score [data-slot=summary]"), /mean surprisal \d+\.\d{3} bits per token · perplexity \d/);
   await page.setViewportSize({ width: 390, height: 844 });
   await screenshot(page, "gemma3-steps-390x844");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a course author's embed of Gemma 3 shows only its chosen panels, over the whole vocabulary", { timeout: LOAD_MS }, async (t) => {
+  if (!needGemma3(t)) return;
+  const context = await browser.newContext({ viewport: { width: 720, height: 800 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  page.setDefaultTimeout(LOAD_MS);
+  const p = FIXTURE.prompts.find((q) => q.name === "numbers");
+  const query = new URLSearchParams({ model: "gemma3-270m", embed: "1", panels: "dist,kv", prompt: p.text, temperature: "0" });
+  await page.goto(new URL(`index.html?${query}`, server.url).href);
+  await waitForReady(page, LOAD_MS);
+  const visible = await page.$$eval("section.panel", (els) => els.filter((e) => e.offsetParent !== null).map((e) => e.id));
+  assert.deepEqual(visible, ["p-dist", "p-kv"]);
+  assert.equal(await page.isVisible("header.top"), false);
+  // The top row is llama.cpp's top token after this prompt.
+  const top = await page.getAttribute("#p-dist .dist-row [data-action=ban]", "data-id");
+  assert.equal(Number(top), p.top10[0][0], "the embed's top token is llama.cpp's");
+  await screenshot(page, "gemma3-embed-720");
   assert.deepEqual(errors, []);
   await context.close();
 });

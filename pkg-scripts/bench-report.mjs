@@ -217,6 +217,13 @@ function targets(r) {
     const warm = r.load[GEMMA]?.warm?.first_render;
     add("open page → first distribution on Gemma 3 270M, warm (Cache API), < 2 s (median)", warm ? `${ms(warm.p50)} ms` : "–", warm ? warm.p50 < 2000 : null);
   }
+  const f16 = r.tab_memory_f16, q41 = r.tab_memory;
+  if (f16 && q41) {
+    // The Q4_1 file's overhead: what the tab holds beyond its file.
+    const limit = f16.file_mb + (q41.private_peak_mb - q41.file_mb);
+    add(`the tab's private peak with SmolLM2's F16 copy opened as a user's file ≤ that file (${mb(f16.file_mb)}) + the Q4_1 tab's overhead over its file (${mb(q41.private_peak_mb - q41.file_mb)})`,
+      `${mb(f16.private_peak_mb)}${loadsNote(f16)}`, f16.private_peak_mb <= limit);
+  }
   const gz = r.wasm?.gzip_bytes;
   add("wasm module ≤ 2 MB gzipped", r.wasm ? `${(gz / 1e6).toFixed(2)} MB gzipped (${(r.wasm.raw_bytes / 1e6).toFixed(2)} MB raw)` : "–", r.wasm ? gz <= 2e6 : null);
   const cold = r.load.bard?.cold?.first_render;
@@ -306,6 +313,7 @@ export function headlines(r) {
   add("gemma.browser.decode_ratio", "Gemma 3 270M Chromium decode / llama.cpp", ratio(gemma?.browser?.decode_tok_s, llamaG?.decode_tok_s), true);
   add("gemma.browser.prefill_ratio", "Gemma 3 270M Chromium prefill / llama.cpp", ratio(gemma?.browser?.prefill_tok_s, llamaG?.prefill64_tok_s), true);
   add("gemma.page.private_peak", "playground tab private peak MB, Gemma 3 270M, 1,024 cached", r.tab_memory_models?.[GEMMA]?.private_peak_mb, false);
+  add("smol.f16.page.private_peak", "playground tab private peak MB, SmolLM2 F16 copy, 1,024 cached", r.tab_memory_f16?.private_peak_mb, false);
   for (const name of ["bard", SMOL, GEMMA]) {
     const p = r.page?.[name];
     add(`${name}.slider.first`, `${name}: first slider move → frame ms (median)`, p ? median(p.first.frame) : null, false);

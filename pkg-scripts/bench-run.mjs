@@ -49,6 +49,8 @@ if (unknown.length) {
 const TARGET = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(ROOT, "target");
 const NEXTTOKEN = process.env.NEXTTOKEN_BIN ?? path.join(TARGET, "release", "nexttoken");
 const OUT_DIR = path.join(TARGET, "bench");
+/** SmolLM2 in F16, written by pkg-scripts/bench with llama.cpp's quantize. */
+const F16_COPY = path.join(OUT_DIR, "SmolLM2-135M-Instruct.F16.gguf");
 const WASM = path.join(ROOT, "www/pkg/nexttoken_bg.wasm");
 const SMOL = "smollm2-135m";
 const MEMORY_TOKENS = 1024;
@@ -93,6 +95,8 @@ const results = {
   blank_page: null,
   tab_memory: null,
   tab_memory_models: {},
+  /** The F16 copy of SmolLM2 opened as a user's file (pkg-scripts/bench writes it with llama.cpp). */
+  tab_memory_f16: null,
   failures: [],
 };
 
@@ -103,6 +107,7 @@ for (const m of reals) plan.push([`native CLI: ${m}, ${MEMORY_TOKENS} tokens cac
 for (const m of reals) plan.push([`llama.cpp: ${m}`, () => llamaCpp(m)]);
 if (reals.length) plan.push(["Chromium: a blank page's memory (the floor under the tab figures)", blankPage]);
 for (const m of reals) plan.push([`Chromium: the playground tab's memory, ${m} with ${MEMORY_TOKENS} tokens cached`, () => tabMemory(m)]);
+if (existsSync(F16_COPY)) plan.push([`Chromium: the playground tab's memory, SmolLM2's F16 copy opened as a user's file`, tabMemoryF16]);
 for (const m of ["bard", ...reals]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
 for (const m of ["bard", ...reals]) {
   plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
@@ -190,6 +195,16 @@ async function tabMemory(m) {
   results.tab_memory_models[m] = { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length, private_peak_runs_mb: runs.map((r) => r.private_peak_mb),
     file_mb: statSync(GGUFS[m]).size / 1e6 };
   if (m === SMOL) results.tab_memory = results.tab_memory_models[m];
+}
+
+async function tabMemoryF16() {
+  const runs = [];
+  for (let i = 0; i < SIZE.memoryLoads; i++) {
+    runs.push(await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, `--file=${F16_COPY}`, "--json"]));
+  }
+  const byPeak = [...runs].sort((a, b) => a.private_peak_mb - b.private_peak_mb);
+  results.tab_memory_f16 = { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length,
+    private_peak_runs_mb: runs.map((r) => r.private_peak_mb), file_mb: statSync(F16_COPY).size / 1e6 };
 }
 
 async function blankPage() {

@@ -20,16 +20,23 @@
 //     Previewer), read through an accessor appended to the served
 //     pkg/nexttoken.js for this run only.
 //
-//   node pkg-scripts/bench-tab-memory.mjs [--tokens=1024] [--model=NAME] [--json]
+// With --file=PATH (a GGUF file on disk, such as an F16 copy of SmolLM2) the
+// page opens on the tiny kv-demo model and the file is given to its "Open a
+// GGUF file…" input, as a user opens their own; the prompt is then typed and
+// the 24 tokens stepped. The peak counts both models; kv-demo's is a few KB.
+//
+//   node pkg-scripts/bench-tab-memory.mjs [--tokens=1024] [--model=NAME | --file=PATH] [--json]
 // Needs pkg-scripts/build and the model's fetch script (pkg-scripts/fetch-smollm2). The figures are one
 // JSON line, the last on stdout (with --json); readable lines go to stderr.
 
 import { startServer, launchBrowser, openPage, waitForReady, rendererMemory, watchRendererMemory } from "../tests/e2e/harness.mjs";
 import { intOption, option, say, emitJson } from "./bench-common.mjs";
+import path from "node:path";
 
 const TOKENS = intOption("tokens", 1024, 25);
 const STEPS = 24;
-const MODEL = option("model", "smollm2-135m");
+const FILE = option("file", null);
+const MODEL = FILE ? path.basename(FILE) : option("model", "smollm2-135m");
 
 const server = await startServer();
 const browser = await launchBrowser();
@@ -43,12 +50,28 @@ try {
   // " the" is one token in SmolLM2's and Gemma's vocabularies; a model whose
   // file asks for BOS holds one position more (checked below).
   const prompt = " the".repeat(TOKENS - STEPS);
-  const query = `model=${MODEL}&prompt=${encodeURIComponent(prompt)}&steps=${STEPS}&temperature=0&nostop=1`;
   const watch = watchRendererMemory(browser);
   const t0 = Date.now();
-  await page.goto(new URL(`index.html?${query}`, server.url).href);
-  await waitForReady(page, 600000);
-  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok[data-step]").length >= n, STEPS, { timeout: 600000 });
+  if (FILE) {
+    await page.goto(new URL("index.html?model=kv-demo&temperature=0&nostop=1", server.url).href);
+    await waitForReady(page, 600000);
+    await page.setInputFiles("#gguf-file", FILE);
+    await page.waitForFunction(() => document.body.dataset.ready === "false", null, { timeout: 60000 });
+    await waitForReady(page, 600000);
+    await page.fill("#prompt", prompt);
+    await page.waitForFunction((n) => Number(document.querySelector("#p-kv [data-slot=facts]")?.getAttribute("data-len")) >= n,
+      TOKENS - STEPS, { timeout: 600000 });
+    await waitForReady(page, 600000);
+    for (let i = 1; i <= STEPS; i++) {
+      await page.click("#btn-step");
+      await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok[data-step]").length >= n, i, { timeout: 600000 });
+    }
+  } else {
+    const query = `model=${MODEL}&prompt=${encodeURIComponent(prompt)}&steps=${STEPS}&temperature=0&nostop=1`;
+    await page.goto(new URL(`index.html?${query}`, server.url).href);
+    await waitForReady(page, 600000);
+    await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok[data-step]").length >= n, STEPS, { timeout: 600000 });
+  }
   const seconds = (Date.now() - t0) / 1000;
   await page.waitForTimeout(2000);
   const peak = await watch.stop();

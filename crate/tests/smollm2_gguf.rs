@@ -40,6 +40,8 @@
 //! The tolerances below are the f32 path's maxima with about 30% to spare; the F16
 //! copy, where present, is held to 0.05.
 
+mod llamacpp_support;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -52,6 +54,7 @@ use nexttoken::model::DecoderLm;
 use nexttoken::rules::RuleSettings;
 use nexttoken::session::{GenerationSettings, Session};
 use nexttoken::tokenizer::{BpeTokenizer, Tokenizer};
+use llamacpp_support::{Gap, compare, ids_of, top_of};
 use serde_json::Value;
 
 /// Ours against llama.cpp on any of its top-10 logits (see the module doc).
@@ -116,73 +119,6 @@ fn load_as(bytes: &[u8], storage: WeightStorage) -> (DecoderLm, BpeTokenizer) {
     gguf::model_from_gguf(bytes.to_vec(), "smollm2-135m", BackendKind::Flex, storage).expect("SmolLM2 loads")
 }
 
-fn ids_of(v: &Value) -> Vec<u32> {
-    v.as_array().expect("an id list").iter().map(|x| x.as_u64().expect("an id") as u32).collect()
-}
-
-/// `[[id, logit], ...]` as pairs.
-fn top_of(v: &Value) -> Vec<(usize, f64)> {
-    v.as_array()
-        .expect("a top-10 list")
-        .iter()
-        .map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_f64().unwrap()))
-        .collect()
-}
-
-/// How far apart two sets of logits are on llama.cpp's top-10 ids.
-#[derive(Default, Clone, Copy, Debug)]
-struct Gap {
-    /// max |ours − llama.cpp|
-    abs: f64,
-    /// The same after subtracting each side's mean over those ten ids: the
-    /// error in log(p_i / p_j), which is what every probability depends on
-    /// (a shift common to all logits changes no probability).
-    centred: f64,
-}
-
-impl Gap {
-    fn max(self, o: Gap) -> Gap {
-        Gap { abs: self.abs.max(o.abs), centred: self.centred.max(o.centred) }
-    }
-}
-
-/// Our logits at one position against llama.cpp's top-10 there.
-/// With `strict`, the top-10 sets must share 9 tokens (the test at
-/// each prompt). Elsewhere (every step of a greedy run, every position of a
-/// pass) a near-tie at rank 10 may swap within the tolerance, so there every
-/// llama.cpp top-10 token clearly above our 10th logit must be in our top-10.
-fn compare(what: &str, ours: &[f32], reference: &[(usize, f64)], strict: bool) -> Gap {
-    let our_top: Vec<usize> = nexttoken::rules::top_indices(&ours.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10);
-    let margin = reference[0].1 - reference[1].1;
-    if margin > LOGIT_TOLERANCE.centred {
-        assert_eq!(our_top[0], reference[0].0, "{what}: top-1 differs (ours {our_top:?}, llama.cpp {reference:?})");
-    }
-    let overlap = reference.iter().filter(|(id, _)| our_top.contains(id)).count();
-    if strict {
-        assert!(overlap >= 9, "{what}: top-10 overlap {overlap}/10 (ours {our_top:?}, llama.cpp {reference:?})");
-    } else {
-        let our_tenth = ours[our_top[9]] as f64;
-        for &(id, _) in reference {
-            let clearly_in = ours[id] as f64 > our_tenth + LOGIT_TOLERANCE.centred;
-            assert!(!clearly_in || our_top.contains(&id), "{what}: token {id} is missing from our top-10 {our_top:?}");
-        }
-    }
-    let n = reference.len() as f64;
-    let our_mean = reference.iter().map(|&(id, _)| ours[id] as f64).sum::<f64>() / n;
-    let ref_mean = reference.iter().map(|&(_, l)| l).sum::<f64>() / n;
-    let mut gap = Gap::default();
-    for &(id, logit) in reference {
-        let d = ours[id] as f64 - logit;
-        gap = gap.max(Gap { abs: d.abs(), centred: (d - (our_mean - ref_mean)).abs() });
-    }
-    assert!(
-        gap.abs <= LOGIT_TOLERANCE.abs && gap.centred <= LOGIT_TOLERANCE.centred,
-        "{what}: logits differ from llama.cpp's by {gap:?} (tolerance {LOGIT_TOLERANCE:?}); ours {:?}, llama.cpp {reference:?}",
-        reference.iter().map(|&(id, _)| ours[id]).collect::<Vec<_>>()
-    );
-    gap
-}
-
 #[test]
 fn metadata_maps_to_smollm2s_config() {
     let bytes = require_model!();
@@ -224,14 +160,14 @@ fn prompts_have_llama_cpps_top_tokens_and_logits() {
         assert_eq!(tok.encode(p["text"].as_str().unwrap()).unwrap(), ids, "{name}: prompt ids");
         lm.truncate(0);
         let logits = lm.forward_cached(&ids).unwrap();
-        worst = worst.max(compare(name, &logits, &top_of(&p["top10"]), true));
+        worst = worst.max(compare(name, &logits, &top_of(&p["top10"]), LOGIT_TOLERANCE, true));
         // Teacher-force llama.cpp's greedy continuation: each of its steps
         // must have the same top token here, one decode step at a time.
         let greedy = ids_of(&p["greedy"]);
         for (step, (chosen, reference)) in greedy.iter().zip(p["greedy_top10"].as_array().unwrap()).enumerate() {
             let row = if step == 0 { logits.clone() } else { lm.forward_cached(&[greedy[step - 1]]).unwrap() };
             assert_eq!(top_of(reference)[0].0, *chosen as usize);
-            worst = worst.max(compare(&format!("{name}, greedy step {step}"), &row, &top_of(reference), false));
+            worst = worst.max(compare(&format!("{name}, greedy step {step}"), &row, &top_of(reference), LOGIT_TOLERANCE, false));
         }
     }
     eprintln!("largest logit difference against llama.cpp over every top-10: {worst:?}");
@@ -249,7 +185,7 @@ fn every_position_of_one_pass_matches_llama_cpp() {
     let mut n = 0;
     let mut worst = Gap::default();
     lm.for_each_position(&ids, &mut |i, row| {
-        worst = worst.max(compare(&format!("position {i}"), row, &top_of(&refs[i]), false));
+        worst = worst.max(compare(&format!("position {i}"), row, &top_of(&refs[i]), LOGIT_TOLERANCE, false));
         n += 1;
         Ok(())
     })
@@ -313,7 +249,7 @@ fn cached_logits_follow_a_full_recompute_with_the_block_kernels() {
         let row = &naive[pos];
         let top: Vec<(usize, f64)> =
             nexttoken::rules::top_indices(&row.iter().map(|&v| v as f64).collect::<Vec<_>>(), 10).into_iter().map(|i| (i, row[i] as f64)).collect();
-        worst = worst.max(compare(&format!("position {pos}: cached vs recomputed"), &cached, &top, false));
+        worst = worst.max(compare(&format!("position {pos}: cached vs recomputed"), &cached, &top, LOGIT_TOLERANCE, false));
     }
     eprintln!("block kernels, cached vs recomputed: {worst:?}");
 }
@@ -334,7 +270,7 @@ fn block_kernels_give_the_f32_weights_logits_on_the_real_file() {
             .into_iter()
             .map(|i| (i, b[i] as f64))
             .collect();
-        worst = worst.max(compare(&format!("{}: blocks vs f32", p["name"]), &a, &top, true));
+        worst = worst.max(compare(&format!("{}: blocks vs f32", p["name"]), &a, &top, LOGIT_TOLERANCE, true));
         let _ = &tok;
     }
     eprintln!("block kernels against f32 weights: {worst:?}");
@@ -423,7 +359,7 @@ fn requantized_copies_match_llama_cpp_when_present() {
             assert_eq!(tok.encode(p["text"].as_str().unwrap()).unwrap(), ids);
             lm.truncate(0);
             let logits = lm.forward_cached(&ids).unwrap();
-            worst = worst.max(compare(&format!("{ftype}: {}", p["name"].as_str().unwrap()), &logits, &top_of(&p["top10"]), true));
+            worst = worst.max(compare(&format!("{ftype}: {}", p["name"].as_str().unwrap()), &logits, &top_of(&p["top10"]), LOGIT_TOLERANCE, true));
         }
         eprintln!("{ftype}: largest difference {worst:?}");
         if ftype == "F16" {
@@ -493,7 +429,7 @@ fn the_f16_copy_stays_at_16_bits_and_follows_the_f32_weights_when_present() {
                 .map(|i| (i, b[i] as f64))
                 .collect();
             let what = format!("{} step {step}: F16 copy vs Q4_1 in f32", p["name"]);
-            worst = worst.max(compare(&what, &a, &top, true));
+            worst = worst.max(compare(&what, &a, &top, LOGIT_TOLERANCE, true));
             if top[0].1 - top[1].1 < 0.05 {
                 break; // a near-tie: the runs may part here
             }

@@ -283,6 +283,8 @@ test("axe: the lesson panel and the open menu have no serious or critical WCAG 2
 
 test("the greedy cycle's link generates the penalised run live in the output panel", async () => {
   await openLesson("greedy-cycle");
+  // The page is ready from the prompt's report on; the link's 16 steps follow.
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok[data-step]").length === 16, null, { timeout: 10000 });
   assert.match((await page.textContent("#p-output .body")).replace(/\s/g, ""), /^ababababababababa/);
   await page.click("[data-action=cycle-penalty]");
   await waitForReady(page);

@@ -159,9 +159,11 @@ function drawGrid(svg, kv, win) {
   const first = Math.max(0, kv.len - MAX_COLS);
   // Small caches get big cells, long contexts small ones (400 px of grid).
   const CELL = Math.max(6, Math.min(24, Math.floor(400 / shownCap)));
+  // Every row of a short grid is labelled: rows as tall as the label's text.
+  const ROW = nRows <= 24 ? Math.max(CELL, 10) : CELL;
   const labelW = 56;
   const width = Math.max(labelW + shownCap * CELL + 4, 340); // room for the axis label
-  const height = nRows * CELL + 26;
+  const height = nRows * ROW + 26;
   setAttr(svg, "viewBox", `0 0 ${width} ${height}`);
   setAttr(svg, "width", width);
   setAttr(svg, "aria-label", `KV cache: ${kv.layers} layers × ${kv.kv_heads} KV heads × ${kv.len} positions`);
@@ -172,14 +174,14 @@ function drawGrid(svg, kv, win) {
   // A local layer's row is filled from the oldest position it still holds.
   const localFrom = Math.max(first, kv.len - (kv.local_positions ?? kv.len));
   for (let r = 0; r < nRows; r++) {
-    const y = r * CELL;
+    const y = r * ROW;
     const local = isLocal.has(perHead ? Math.floor(r / kv.kv_heads) : r);
     const from = local ? localFrom - first : 0;
     // empty capacity behind, then the filled part
     setAttr(rows[2 * r], "x", labelW); setAttr(rows[2 * r], "y", y);
-    setAttr(rows[2 * r], "width", shownCap * CELL); setAttr(rows[2 * r], "height", CELL - 1);
+    setAttr(rows[2 * r], "width", shownCap * CELL); setAttr(rows[2 * r], "height", ROW - 1);
     setAttr(rows[2 * r + 1], "x", labelW + from * CELL); setAttr(rows[2 * r + 1], "y", y);
-    setAttr(rows[2 * r + 1], "width", kv.len ? (cols - from) * CELL : 0); setAttr(rows[2 * r + 1], "height", CELL - 1);
+    setAttr(rows[2 * r + 1], "width", kv.len ? (cols - from) * CELL : 0); setAttr(rows[2 * r + 1], "height", ROW - 1);
     setAttr(rows[2 * r + 1], "fill", local ? OKABE_ITO.sky : OKABE_ITO.blue);
     if (win) setAttr(rows[2 * r + 1], "data-kind", local ? "local" : "global");
     else rows[2 * r + 1].removeAttribute("data-kind");
@@ -187,24 +189,24 @@ function drawGrid(svg, kv, win) {
     setAttr(rows[2 * r + 1], "fill-opacity", perHead && kv.kv_heads > 1 && r % kv.kv_heads ? 0.75 : 1);
   }
   let d = "";
-  for (let c = 1; c < cols; c++) d += `M${labelW + c * CELL - 0.5},0v${nRows * CELL}`;
+  for (let c = 1; c < cols; c++) d += `M${labelW + c * CELL - 0.5},0v${nRows * ROW}`;
   setAttr(svg.querySelector(".cols"), "d", d);
   const newest = svg.querySelector(".newest");
   setAttr(newest, "x", labelW + (cols - 1) * CELL); setAttr(newest, "y", 0);
-  setAttr(newest, "width", kv.len ? CELL : 0); setAttr(newest, "height", nRows * CELL - 1);
+  setAttr(newest, "width", kv.len ? CELL : 0); setAttr(newest, "height", nRows * ROW - 1);
 
   const labels = svg.querySelector(".labels");
-  const key = `${nRows}|${perHead}|${first}|${cols}|${CELL}|${win ? win.local_layers.join(",") : ""}`;
+  const key = `${nRows}|${perHead}|${first}|${cols}|${CELL}|${ROW}|${win ? win.local_layers.join(",") : ""}`;
   if (labels.getAttribute("data-key") !== key) {
     labels.setAttribute("data-key", key);
     labels.replaceChildren();
     for (let l = 0; l < kv.layers; l++) {
       const r = perHead ? l * kv.kv_heads : l;
-      const t = makeSvg("text", { x: labelW - 4, y: r * CELL + CELL - 1, "text-anchor": "end", "font-size": 8 });
+      const t = makeSvg("text", { x: labelW - 4, y: r * ROW + ROW - 2, "text-anchor": "end", "font-size": 8 });
       t.textContent = win ? `${l} ${isLocal.has(l) ? "local" : "global"}` : `layer ${l}`;
       if (nRows <= 24 || l % Math.ceil(kv.layers / 12) === 0) labels.append(t);
     }
-    const t = makeSvg("text", { x: labelW, y: nRows * CELL + 14, "font-size": 10 });
+    const t = makeSvg("text", { x: labelW, y: nRows * ROW + 14, "font-size": 10 });
     t.textContent = `positions ${first}…${first + cols - 1} →${perHead ? ` (rows: layer × ${kv.kv_heads} KV heads)` : " (rows: layers)"}` +
       (win ? `; light: local layers (window ${win.size})` : "");
     labels.append(t);

@@ -127,20 +127,25 @@ async function loadModel({ model, builtins }) {
  * Runs in the page: the settings every measure uses (greedy; the end token,
  * if any, banned so no run stops early) and window.__promptOf(n), a prompt
  * of exactly n tokens: one short text repeated, the first of a few that the
- * model's tokenizer splits into one token per repeat.
+ * model's tokenizer splits into one token per repeat (after a BOS token, if
+ * the file asks for one).
  */
 function definePrompts() {
   const pg = window.__pg;
   const eos = pg.info().eos_id;
   window.__settings = { temperature: 0, max_new: 4096, stop: [], banned: eos === null || eos === undefined ? [] : [eos] };
   const candidates = [" the", " a", "a", ...pg.vocab_text().slice(0, 64)].filter((t) => t.length > 0);
-  let unit = null;
+  // A file that asks for BOS (Gemma) puts one token before the text.
+  let unit = null, lead = 0;
+  const count = (text) => {
+    try { return pg.start(text, window.__settings).full.prompt_tokens.length; } catch { return -1; } // not in this vocabulary
+  };
   window.__promptOf = (n) => {
-    if (unit !== null) return unit.repeat(n);
+    if (unit !== null) return unit.repeat(n - lead);
     for (const c of candidates) {
-      let tokens = -1;
-      try { tokens = pg.start(c.repeat(n), window.__settings).full.prompt_tokens.length; } catch { /* not in this vocabulary */ }
-      if (tokens === n) { unit = c; return c.repeat(n); }
+      const before = count(c) - 1;
+      if (before < 0 || before >= n) continue;
+      if (count(c.repeat(n - before)) === n) { unit = c; lead = before; return c.repeat(n - lead); }
     }
     throw new Error(`no text in [${candidates.slice(0, 5).join("|")}…] repeats into ${n} tokens`);
   };

@@ -6,6 +6,8 @@
 // them). The few parts of the page drawn outside the panels' frame (the model
 // panel, the form's fields) follow a change by `subscribe`, called by
 // themselves; nothing is wired in from outside.
+// Over 400 lines because it is the one writer: each change the page makes is
+// a small named function here, and splitting them would spread the writers.
 
 import { parseQuery } from "./url.js";
 import { toEngineSettings } from "./settings.js";

@@ -56,6 +56,7 @@ function numberOf(key) {
 /**
  * An engine setting's control: its default, range, words, slider and group
  * as the engine declares them (each setting's field, published in its schema).
+ * @param {typeof ENGINE.numbers[number]} n a number of the engine's that has a control
  * @returns {NumberControl}
  */
 function engineControl(n) {

@@ -1,6 +1,7 @@
-//! The settings schema: every setting's default and allowed range, read off
-//! the same constants and `Default` impls that `validate` and the engine
-//! use, with every stage's spec and the course constants the page offers. On
+//! The settings schema: every setting's default, allowed range and control
+//! on the page, read off the same fields (`rules::RULE_FIELDS`), constants
+//! and `Default` impls that `validate` and the engine use, with every
+//! stage's spec and the course constants the page offers. On
 //! the top floor beside `cli` and `wasm`: it reads the engine's modules
 //! (rules, settings, models, training), none of which reads it. The CLI's `nexttoken settings` prints it; the page
 //! imports it from `www/state/engine-settings.js`, a module generated from
@@ -16,7 +17,7 @@ use crate::settings::{ContextPolicy, GenerationSettings, MAX_ALPHA, MAX_BEAMS, M
 use crate::kv_cache::KvPrecision;
 use crate::report::StopReason;
 use crate::models::LESSON21_LOGITS;
-use crate::rules::{ChainPreset, Field, Order, PenaltyMode, RULE_FIELDS, Range, StageInfo, StageKind};
+use crate::rules::{ChainPreset, Control, Field, Group, Order, PenaltyMode, RULE_FIELDS, Range, StageInfo, StageKind};
 use crate::train::bigram::{LESSON_SEED, LESSON_STEPS};
 
 /// The range of one numeric setting.
@@ -35,6 +36,12 @@ pub struct NumberRange {
     /// at least this).
     pub smallest_positive: Option<f64>,
     pub integer: bool,
+    /// Its URL parameter when it is not `key` (the CLI flag's name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub param: Option<&'static str>,
+    /// The page's control: a number with one is one the page shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<Control>,
 }
 
 /// A setting that is one of a few names.
@@ -51,6 +58,7 @@ pub struct Choice {
 pub struct SettingsTable {
     /// Every setting's default: `GenerationSettings::default()` as it serialises.
     pub defaults: GenerationSettings,
+    /// Every number, in the order the page lists its controls (by group).
     pub numbers: Vec<NumberRange>,
     pub choices: Vec<Choice>,
     /// Every stage a chain can hold (`chain`'s names), in a chain-building
@@ -81,8 +89,10 @@ pub struct Course {
     pub bigram_seed: u64,
 }
 
-fn closed(key: &'static str, min: f64, max: f64, integer: bool) -> NumberRange {
-    NumberRange { key, min, max, min_excluded: false, max_excluded: false, smallest_positive: None, integer }
+/// A generation setting's range (`GenerationSettings::validate` checks it),
+/// and its control.
+fn closed(key: &'static str, min: f64, max: f64, integer: bool, control: Option<Control>) -> NumberRange {
+    NumberRange { key, min, max, min_excluded: false, max_excluded: false, smallest_positive: None, integer, param: None, control }
 }
 
 /// The serde names of an enum's values.
@@ -97,14 +107,15 @@ fn names<T: Serialize>(all: &[T]) -> Vec<String> {
 
 impl SettingsTable {
     pub fn new() -> Self {
-        let mut numbers: Vec<NumberRange> = RULE_FIELDS.iter().map(NumberRange::of).collect();
+        let mut numbers: Vec<NumberRange> = RULE_FIELDS.iter().copied().map(NumberRange::of).collect();
         numbers.extend([
-            closed("seed", 0.0, MAX_SEED as f64, true),
-            closed("max_new", 1.0, MAX_NEW as f64, true),
-            closed("beams", 1.0, MAX_BEAMS as f64, true),
-            closed("alpha", 0.0, MAX_ALPHA, false),
-            closed("top_n", 1.0, MAX_TOP_N as f64, true),
+            closed("seed", 0.0, MAX_SEED as f64, true, Some(Control::slider("Seed", "same seed, same text", 100.0, 1.0, Group::Run).no_slider())),
+            closed("max_new", 1.0, MAX_NEW as f64, true, Some(Control::slider("Max new tokens", "the run stops after this many", 256.0, 1.0, Group::Run))),
+            closed("beams", 1.0, MAX_BEAMS as f64, true, Some(Control::slider("Beams B", "beam search keeps the B best prefixes", 8.0, 1.0, Group::Beam))),
+            closed("alpha", 0.0, MAX_ALPHA, false, Some(Control::slider("Length normalisation α", "score = log p / length^α", 2.0, 0.05, Group::Beam))),
+            closed("top_n", 1.0, MAX_TOP_N as f64, true, None),
         ]);
+        numbers.sort_by_key(|n| n.control.map_or(usize::MAX, |c| c.group as usize));
         let choices = vec![
             Choice { key: "order", options: names(&Order::ALL) },
             Choice { key: "penalty_mode", options: names(&PenaltyMode::ALL) },
@@ -162,6 +173,8 @@ impl NumberRange {
             max_excluded: r.max_excluded,
             smallest_positive: r.smallest_positive,
             integer: r.integer,
+            param: f.param,
+            control: f.control,
         }
     }
 

@@ -58,7 +58,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": 0.0001,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "Temperature τ",
+        "help": "0 = greedy; 1 = the model's own distribution",
+        "slider_end": 3.0,
+        "step": 0.01,
+        "group": "rules"
+      }
     },
     {
       "key": "top_k",
@@ -67,7 +74,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": true
+      "integer": true,
+      "control": {
+        "label": "Top-k",
+        "help": "keep the k most likely tokens; 0 = off",
+        "slider_end": 50.0,
+        "step": 1.0,
+        "group": "rules"
+      }
     },
     {
       "key": "top_p",
@@ -76,7 +90,14 @@ export default {
       "min_excluded": true,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "Top-p (nucleus)",
+        "help": "smallest set with this much mass; 1 = off",
+        "slider_end": 1.0,
+        "step": 0.01,
+        "group": "rules"
+      }
     },
     {
       "key": "min_p",
@@ -85,7 +106,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "Min-p",
+        "help": "drop tokens below min-p × p_max; 0 = off",
+        "slider_end": 1.0,
+        "step": 0.01,
+        "group": "rules"
+      }
     },
     {
       "key": "repetition_penalty",
@@ -94,7 +122,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "Repetition penalty ρ",
+        "help": "1 = off; divides positive logits, multiplies negative ones",
+        "slider_end": 3.0,
+        "step": 0.05,
+        "group": "penalties"
+      }
     },
     {
       "key": "penalty_window",
@@ -103,7 +138,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": true
+      "integer": true,
+      "control": {
+        "label": "Penalty window",
+        "help": "last w tokens (prompt included); 0 = all",
+        "slider_end": 256.0,
+        "step": 1.0,
+        "group": "penalties"
+      }
     },
     {
       "key": "presence_penalty",
@@ -112,7 +154,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "Presence penalty",
+        "help": "subtracted once from every token already seen",
+        "slider_end": 2.0,
+        "step": 0.05,
+        "group": "penalties"
+      }
     },
     {
       "key": "frequency_penalty",
@@ -121,25 +170,79 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "Frequency penalty",
+        "help": "subtracted per occurrence",
+        "slider_end": 2.0,
+        "step": 0.05,
+        "group": "penalties"
+      }
     },
     {
-      "key": "logit_bias",
-      "min": -100.0,
-      "max": 100.0,
-      "min_excluded": false,
-      "max_excluded": false,
-      "smallest_positive": null,
-      "integer": false
-    },
-    {
-      "key": "min_keep",
+      "key": "seed",
       "min": 0.0,
-      "max": 1000000.0,
+      "max": 9007199254740991.0,
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": true
+      "integer": true,
+      "control": {
+        "label": "Seed",
+        "help": "same seed, same text",
+        "slider_end": 100.0,
+        "step": 1.0,
+        "group": "run",
+        "no_slider": true
+      }
+    },
+    {
+      "key": "max_new",
+      "min": 1.0,
+      "max": 4096.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true,
+      "control": {
+        "label": "Max new tokens",
+        "help": "the run stops after this many",
+        "slider_end": 256.0,
+        "step": 1.0,
+        "group": "run"
+      }
+    },
+    {
+      "key": "beams",
+      "min": 1.0,
+      "max": 16.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true,
+      "control": {
+        "label": "Beams B",
+        "help": "beam search keeps the B best prefixes",
+        "slider_end": 8.0,
+        "step": 1.0,
+        "group": "beam"
+      }
+    },
+    {
+      "key": "alpha",
+      "min": 0.0,
+      "max": 2.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false,
+      "control": {
+        "label": "Length normalisation α",
+        "help": "score = log p / length^α",
+        "slider_end": 2.0,
+        "step": 0.05,
+        "group": "beam"
+      }
     },
     {
       "key": "typical_p",
@@ -148,7 +251,14 @@ export default {
       "min_excluded": true,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "Typical-p",
+        "help": "keep the tokens whose surprise is nearest the entropy, up to this mass; 1 = off",
+        "slider_end": 1.0,
+        "step": 0.01,
+        "group": "samplers"
+      }
     },
     {
       "key": "epsilon_cutoff",
@@ -157,7 +267,14 @@ export default {
       "min_excluded": false,
       "max_excluded": true,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "ε-cutoff",
+        "help": "drop tokens with p below ε; 0 = off",
+        "slider_end": 0.1,
+        "step": 0.001,
+        "group": "samplers"
+      }
     },
     {
       "key": "eta_cutoff",
@@ -166,7 +283,14 @@ export default {
       "min_excluded": false,
       "max_excluded": true,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "η-cutoff",
+        "help": "drop tokens with p below min(η, √η·e^−H); 0 = off",
+        "slider_end": 0.1,
+        "step": 0.001,
+        "group": "samplers"
+      }
     },
     {
       "key": "top_n_sigma",
@@ -175,16 +299,15 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
-    },
-    {
-      "key": "xtc_threshold",
-      "min": 0.0,
-      "max": 1.0,
-      "min_excluded": false,
-      "max_excluded": false,
-      "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "param": "top_nsigma",
+      "control": {
+        "label": "Top-n-σ",
+        "help": "keep logits within n standard deviations of the largest; 0 = off",
+        "slider_end": 5.0,
+        "step": 0.05,
+        "group": "samplers"
+      }
     },
     {
       "key": "xtc_probability",
@@ -193,7 +316,47 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "XTC probability",
+        "help": "chance per step that XTC removes the top choices; 0 = off",
+        "slider_end": 1.0,
+        "step": 0.01,
+        "group": "samplers"
+      }
+    },
+    {
+      "key": "xtc_threshold",
+      "min": 0.0,
+      "max": 1.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false,
+      "control": {
+        "label": "XTC threshold",
+        "help": "tokens at least this likely are top choices; all but the least likely of them go",
+        "slider_end": 1.0,
+        "step": 0.01,
+        "group": "samplers"
+      }
+    },
+    {
+      "key": "min_keep",
+      "min": 0.0,
+      "max": 1000000.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true,
+      "param": "min_tokens_to_keep",
+      "control": {
+        "label": "Min tokens to keep",
+        "help": "every truncation keeps at least this many tokens",
+        "slider_end": 20.0,
+        "step": 1.0,
+        "group": "samplers"
+      }
     },
     {
       "key": "dry_multiplier",
@@ -202,7 +365,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "DRY multiplier",
+        "help": "“don't repeat yourself”: penalty on a token that extends a repeat; 0 = off",
+        "slider_end": 3.0,
+        "step": 0.05,
+        "group": "repeats"
+      }
     },
     {
       "key": "dry_base",
@@ -211,7 +381,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": false
+      "integer": false,
+      "control": {
+        "label": "DRY base",
+        "help": "the penalty is multiplier × base^(repeat length − allowed length)",
+        "slider_end": 4.0,
+        "step": 0.05,
+        "group": "repeats"
+      }
     },
     {
       "key": "dry_allowed_length",
@@ -220,7 +397,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": true
+      "integer": true,
+      "control": {
+        "label": "DRY allowed length",
+        "help": "repeats up to this long are not penalised",
+        "slider_end": 10.0,
+        "step": 1.0,
+        "group": "repeats"
+      }
     },
     {
       "key": "dry_penalty_last_n",
@@ -229,34 +413,14 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": true
-    },
-    {
-      "key": "mirostat",
-      "min": 0.0,
-      "max": 2.0,
-      "min_excluded": false,
-      "max_excluded": false,
-      "smallest_positive": null,
-      "integer": true
-    },
-    {
-      "key": "mirostat_tau",
-      "min": 0.0,
-      "max": 100.0,
-      "min_excluded": false,
-      "max_excluded": false,
-      "smallest_positive": null,
-      "integer": false
-    },
-    {
-      "key": "mirostat_eta",
-      "min": 0.0,
-      "max": 10.0,
-      "min_excluded": false,
-      "max_excluded": false,
-      "smallest_positive": null,
-      "integer": false
+      "integer": true,
+      "control": {
+        "label": "DRY window",
+        "help": "latest tokens DRY looks at; −1 = all, 0 = off",
+        "slider_end": 256.0,
+        "step": 1.0,
+        "group": "repeats"
+      }
     },
     {
       "key": "no_repeat_ngram_size",
@@ -265,7 +429,69 @@ export default {
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
-      "integer": true
+      "integer": true,
+      "control": {
+        "label": "No-repeat n-gram size",
+        "help": "ban any token that would repeat an n-gram of this size; 0 = off",
+        "slider_end": 8.0,
+        "step": 1.0,
+        "group": "repeats"
+      }
+    },
+    {
+      "key": "mirostat",
+      "min": 0.0,
+      "max": 2.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": true,
+      "control": {
+        "label": "Mirostat",
+        "help": "steer each token's surprise toward τ, step by step (μ); 0 = off",
+        "slider_end": 2.0,
+        "step": 1.0,
+        "group": "mirostat",
+        "pick": [
+          "off",
+          "1: top-k from a Zipf fit",
+          "2: surprise at most μ"
+        ]
+      }
+    },
+    {
+      "key": "mirostat_tau",
+      "min": 0.0,
+      "max": 100.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false,
+      "param": "mirostat_ent",
+      "control": {
+        "label": "Mirostat target τ",
+        "help": "the surprise (bits) each token should carry; μ starts at 2τ",
+        "slider_end": 10.0,
+        "step": 0.1,
+        "group": "mirostat"
+      }
+    },
+    {
+      "key": "mirostat_eta",
+      "min": 0.0,
+      "max": 10.0,
+      "min_excluded": false,
+      "max_excluded": false,
+      "smallest_positive": null,
+      "integer": false,
+      "param": "mirostat_lr",
+      "control": {
+        "label": "Mirostat learning rate η",
+        "help": "after each token μ moves by η × (τ − its surprise)",
+        "slider_end": 1.0,
+        "step": 0.01,
+        "group": "mirostat"
+      }
     },
     {
       "key": "sequence_bias",
@@ -277,36 +503,9 @@ export default {
       "integer": false
     },
     {
-      "key": "seed",
-      "min": 0.0,
-      "max": 9007199254740991.0,
-      "min_excluded": false,
-      "max_excluded": false,
-      "smallest_positive": null,
-      "integer": true
-    },
-    {
-      "key": "max_new",
-      "min": 1.0,
-      "max": 4096.0,
-      "min_excluded": false,
-      "max_excluded": false,
-      "smallest_positive": null,
-      "integer": true
-    },
-    {
-      "key": "beams",
-      "min": 1.0,
-      "max": 16.0,
-      "min_excluded": false,
-      "max_excluded": false,
-      "smallest_positive": null,
-      "integer": true
-    },
-    {
-      "key": "alpha",
-      "min": 0.0,
-      "max": 2.0,
+      "key": "logit_bias",
+      "min": -100.0,
+      "max": 100.0,
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
@@ -380,6 +579,23 @@ export default {
       "shown_when_off": true
     },
     {
+      "name": "dry",
+      "label": "DRY",
+      "what": "\"don't repeat yourself\": subtracts multiplier * base^(n - allowed_length) from a token that would extend a repeat of n >= allowed_length tokens; sequence breakers end the repeat",
+      "engines": "llama.cpp (dry_*; penalty_last_n -1 = the whole history); single-token breakers only (a breaker string that spans tokens is not matched)",
+      "settings": [
+        "dry_multiplier",
+        "dry_base",
+        "dry_allowed_length",
+        "dry_penalty_last_n",
+        "dry_sequence_breakers"
+      ],
+      "switches": [
+        "dry_multiplier"
+      ],
+      "shown_when_off": false
+    },
+    {
       "name": "no_repeat_ngram",
       "label": "no-repeat n-gram",
       "what": "bans every token that would repeat an n-gram already in the history",
@@ -406,23 +622,6 @@ export default {
         "banned"
       ],
       "shown_when_off": true
-    },
-    {
-      "name": "dry",
-      "label": "DRY",
-      "what": "\"don't repeat yourself\": subtracts multiplier * base^(n - allowed_length) from a token that would extend a repeat of n >= allowed_length tokens; sequence breakers end the repeat",
-      "engines": "llama.cpp (dry_*; penalty_last_n -1 = the whole history); single-token breakers only (a breaker string that spans tokens is not matched)",
-      "settings": [
-        "dry_multiplier",
-        "dry_base",
-        "dry_allowed_length",
-        "dry_penalty_last_n",
-        "dry_sequence_breakers"
-      ],
-      "switches": [
-        "dry_multiplier"
-      ],
-      "shown_when_off": false
     },
     {
       "name": "temperature",

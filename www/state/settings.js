@@ -29,13 +29,12 @@ export { ENGINE };
  */
 
 /**
- * The engine's range for `key` as control fields: min, max, integer and the
+ * The engine's range of a number as control fields: min, max, integer and the
  * checks a plain [min, max] does not say (an excluded min or max, a gap above 0).
- * @param {string} key
+ * @param {{ min: number, max: number, integer: boolean, min_excluded: boolean,
+ *   max_excluded: boolean, smallest_positive: number|null }} r
  */
-function engineRange(key) {
-  const r = ENGINE.numbers.find((n) => n.key === key);
-  if (!r) throw new Error(`settings: the engine defines no range for ${key}`);
+function engineRange(r) {
   const extra = (v) => {
     if (r.min_excluded && v <= r.min) return `must be above ${r.min}`;
     if (r.max_excluded && v >= r.max) return `must be below ${r.max}`;
@@ -47,74 +46,51 @@ function engineRange(key) {
   return { min: r.min, max: r.max, integer: r.integer, extra };
 }
 
-/** An engine setting: its default and range from the engine, its looks from `ui`. */
-const engine = (key, ui) => ({ key, def: ENGINE.defaults[key], ...engineRange(key), ...ui });
+/** @param {string} key the engine's range for `key` */
+function numberOf(key) {
+  const r = ENGINE.numbers.find((n) => n.key === key);
+  if (!r) throw new Error(`settings: the engine defines no range for ${key}`);
+  return r;
+}
 
-/** @type {NumberControl[]} */
-export const NUMBER_CONTROLS = [
-  engine("temperature", { label: "Temperature τ", help: "0 = greedy; 1 = the model's own distribution",
-    sliderMax: 3, step: 0.01, group: "rules" }),
-  engine("top_k", { label: "Top-k", help: "keep the k most likely tokens; 0 = off",
-    sliderMax: 50, step: 1, group: "rules" }),
-  engine("top_p", { label: "Top-p (nucleus)", help: "smallest set with this much mass; 1 = off",
-    sliderMax: 1, step: 0.01, group: "rules" }),
-  engine("min_p", { label: "Min-p", help: "drop tokens below min-p × p_max; 0 = off",
-    sliderMax: 1, step: 0.01, group: "rules" }),
-  engine("repetition_penalty", { label: "Repetition penalty ρ", help: "1 = off; divides positive logits, multiplies negative ones",
-    sliderMax: 3, step: 0.05, group: "penalties" }),
-  engine("penalty_window", { label: "Penalty window", help: "last w tokens (prompt included); 0 = all",
-    sliderMax: 256, step: 1, group: "penalties" }),
-  engine("presence_penalty", { label: "Presence penalty", help: "subtracted once from every token already seen",
-    sliderMax: 2, step: 0.05, group: "penalties" }),
-  engine("frequency_penalty", { label: "Frequency penalty", help: "subtracted per occurrence",
-    sliderMax: 2, step: 0.05, group: "penalties" }),
-  // Page-only: the amount a click on "bias" adds, in the engine's range of a bias.
+/**
+ * An engine setting's control: its default, range, words, slider and group
+ * as the engine declares them (each setting's field, published in its schema).
+ * @param {typeof ENGINE.numbers[number]} n a number of the engine's that has a control
+ * @returns {NumberControl}
+ */
+function engineControl(n) {
+  const c = n.control;
+  return {
+    key: n.key, def: ENGINE.defaults[n.key], ...engineRange(n), label: c.label, help: c.help,
+    sliderMax: c.slider_end, step: c.step, group: c.group,
+    ...(n.param ? { param: n.param } : {}),
+    ...(c.no_slider ? { noSlider: true } : {}),
+    ...(c.pick ? { pick: Object.fromEntries(c.pick.map((name, v) => [v, name])) } : {}),
+  };
+}
+
+/** Page-only controls (not sent to the engine), each after the engine's controls of its group. */
+const LOCAL_CONTROLS = [
+  // The amount a click on "bias" adds, in the engine's range of a bias.
   { key: "bias_amount", label: "Bias to add", help: "used when you click “bias” on a token",
-    ...engineRange("logit_bias"), def: 2, sliderMax: 10, step: 0.5, group: "penalties", local: true },
-  engine("seed", { label: "Seed", help: "same seed, same text",
-    sliderMax: 100, step: 1, group: "run", noSlider: true }),
-  engine("max_new", { label: "Max new tokens", help: "the run stops after this many",
-    sliderMax: 256, step: 1, group: "run" }),
-  engine("beams", { label: "Beams B", help: "beam search keeps the B best prefixes",
-    sliderMax: 8, step: 1, group: "beam" }),
-  engine("alpha", { label: "Length normalisation α", help: "score = log p / length^α",
-    sliderMax: 2, step: 0.05, group: "beam" }),
-  // Page-only: a beam search's length (sent as its max_new), kept short so it answers at once.
+    ...engineRange(numberOf("logit_bias")), def: 2, sliderMax: 10, step: 0.5, group: "penalties", local: true },
+  // A beam search's length (sent as its max_new), kept short so it answers at once.
   { key: "beam_len", label: "Beam length", help: "new tokens per beam", def: 8, min: 1, max: 64,
     sliderMax: 24, step: 1, integer: true, group: "beam", local: true },
-  // The samplers of issue 14: URL parameters with the CLI's names (Hugging
-  // Face's where it has the sampler, llama.cpp's otherwise).
-  engine("typical_p", { label: "Typical-p", help: "keep the tokens whose surprise is nearest the entropy, up to this mass; 1 = off",
-    sliderMax: 1, step: 0.01, group: "samplers" }),
-  engine("epsilon_cutoff", { label: "ε-cutoff", help: "drop tokens with p below ε; 0 = off",
-    sliderMax: 0.1, step: 0.001, group: "samplers" }),
-  engine("eta_cutoff", { label: "η-cutoff", help: "drop tokens with p below min(η, √η·e^−H); 0 = off",
-    sliderMax: 0.1, step: 0.001, group: "samplers" }),
-  engine("top_n_sigma", { label: "Top-n-σ", help: "keep logits within n standard deviations of the largest; 0 = off",
-    sliderMax: 5, step: 0.05, group: "samplers", param: "top_nsigma" }),
-  engine("xtc_probability", { label: "XTC probability", help: "chance per step that XTC removes the top choices; 0 = off",
-    sliderMax: 1, step: 0.01, group: "samplers" }),
-  engine("xtc_threshold", { label: "XTC threshold", help: "tokens at least this likely are top choices; all but the least likely of them go",
-    sliderMax: 1, step: 0.01, group: "samplers" }),
-  engine("min_keep", { label: "Min tokens to keep", help: "every truncation keeps at least this many tokens",
-    sliderMax: 20, step: 1, group: "samplers", param: "min_tokens_to_keep" }),
-  engine("dry_multiplier", { label: "DRY multiplier", help: "“don't repeat yourself”: penalty on a token that extends a repeat; 0 = off",
-    sliderMax: 3, step: 0.05, group: "repeats" }),
-  engine("dry_base", { label: "DRY base", help: "the penalty is multiplier × base^(repeat length − allowed length)",
-    sliderMax: 4, step: 0.05, group: "repeats" }),
-  engine("dry_allowed_length", { label: "DRY allowed length", help: "repeats up to this long are not penalised",
-    sliderMax: 10, step: 1, group: "repeats" }),
-  engine("dry_penalty_last_n", { label: "DRY window", help: "latest tokens DRY looks at; −1 = all, 0 = off",
-    sliderMax: 256, step: 1, group: "repeats" }),
-  engine("no_repeat_ngram_size", { label: "No-repeat n-gram size", help: "ban any token that would repeat an n-gram of this size; 0 = off",
-    sliderMax: 8, step: 1, group: "repeats" }),
-  engine("mirostat", { label: "Mirostat", help: "steer each token's surprise toward τ, step by step (μ); 0 = off",
-    pick: { 0: "off", 1: "1: top-k from a Zipf fit", 2: "2: surprise at most μ" }, sliderMax: 2, step: 1, group: "mirostat" }),
-  engine("mirostat_tau", { label: "Mirostat target τ", help: "the surprise (bits) each token should carry; μ starts at 2τ",
-    sliderMax: 10, step: 0.1, group: "mirostat", param: "mirostat_ent" }),
-  engine("mirostat_eta", { label: "Mirostat learning rate η", help: "after each token μ moves by η × (τ − its surprise)",
-    sliderMax: 1, step: 0.01, group: "mirostat", param: "mirostat_lr" }),
 ];
+
+/**
+ * Every number the page shows: the engine's settings that have a control,
+ * in the engine's order (by group), and the page's own after their group's.
+ * A setting the engine adds appears here with no edit.
+ * @type {NumberControl[]}
+ */
+export const NUMBER_CONTROLS = ENGINE.numbers.filter((n) => n.control).map(engineControl);
+for (const local of LOCAL_CONTROLS) {
+  const last = NUMBER_CONTROLS.findLastIndex((c) => c.group === local.group);
+  NUMBER_CONTROLS.splice(last + 1, 0, local);
+}
 
 /** The engine's names for a choice, checked against the labels the page gives them. */
 function engineChoice(key, labels) {

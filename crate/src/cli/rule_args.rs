@@ -1,13 +1,15 @@
-//! The decoding-rule flags shared by `dist` and `generate`. Defaults, help
-//! lines and ranges come from the engine's settings definition
-//! (`RuleSettings::default()`, `rules::RULE_FIELDS`); the ranges are checked
-//! by the engine, not here.
+//! The decoding-rule flags shared by `dist` and `generate`. Each number's
+//! flag is made from its field (`rules::RULE_FIELDS`): its name, help line,
+//! range and default come from the engine's settings definition, so a new
+//! field has its flag with no edit here; the ranges are checked by the
+//! engine, not here. The flags that are not one number (lists, names, a
+//! switch) are `OtherArgs`, each shown after the number it goes with.
 
-use clap::Args;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
-use crate::rules::{Order, PenaltyMode, RuleSettings, StageKind, rule_field};
+use crate::rules::{Field, Order, PenaltyMode, RULE_FIELDS, RuleSettings, Slot, StageKind};
 use crate::schema::SettingsTable;
 
 /// The engine's defaults, which every flag below starts from.
@@ -20,11 +22,6 @@ pub fn help(what: &str, key: &str) -> String {
     let table = SettingsTable::new();
     let range = table.number(key).map(|r| r.describe()).unwrap_or_default();
     format!("{what}, in {range}")
-}
-
-/// A rule setting's help line, read off its field ("HELP (NOTE), in RANGE").
-pub fn rule_help(key: &str) -> String {
-    rule_field(key).map(|f| f.help_line()).unwrap_or_default()
 }
 
 /// One of a setting's names, as the engine reads it (`hf`, `per_token`, ...).
@@ -41,155 +38,160 @@ pub fn name_of<T: serde::Serialize>(value: T) -> String {
     serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
-#[derive(Args, Debug, Clone)]
+/// The rule flags: one per number of the rules, and `OtherArgs`.
+#[derive(Debug, Clone)]
 pub struct RuleArgs {
-    #[arg(long, default_value_t = defaults().temperature, allow_negative_numbers = true,
-          help = rule_help("temperature"))]
-    pub temperature: f64,
-    #[arg(long, default_value_t = defaults().top_k, allow_negative_numbers = true,
-          help = rule_help("top_k"))]
-    pub top_k: usize,
-    #[arg(long, default_value_t = defaults().top_p, allow_negative_numbers = true,
-          help = rule_help("top_p"))]
-    pub top_p: f64,
-    #[arg(long, default_value_t = defaults().min_p, allow_negative_numbers = true,
-          help = rule_help("min_p"))]
-    pub min_p: f64,
-    #[arg(long, default_value_t = defaults().repetition_penalty, allow_negative_numbers = true,
-          help = rule_help("repetition_penalty"))]
-    pub repetition_penalty: f64,
+    /// The defaults, with every number flag's value in its place.
+    numbers: RuleSettings,
+    other: OtherArgs,
+}
+
+/// The rule flags that are not one number each.
+#[derive(Args, Debug, Clone)]
+struct OtherArgs {
     /// Penalise once per occurrence (the course's demo) instead of once per token.
     #[arg(long)]
-    pub per_occurrence: bool,
-    #[arg(long, default_value_t = defaults().penalty_window, allow_negative_numbers = true,
-          help = rule_help("penalty_window"))]
-    pub window: usize,
-    #[arg(long, default_value_t = defaults().presence_penalty, allow_negative_numbers = true,
-          help = rule_help("presence_penalty"))]
-    pub presence_penalty: f64,
-    #[arg(long, default_value_t = defaults().frequency_penalty, allow_negative_numbers = true,
-          help = rule_help("frequency_penalty"))]
-    pub frequency_penalty: f64,
+    per_occurrence: bool,
     /// Comma-separated `ID:BIAS` pairs added to logits, e.g. `2:1.5,0:-3`.
     #[arg(long, allow_hyphen_values = true)]
-    pub bias: Option<String>,
+    bias: Option<String>,
     /// Comma-separated ids that get probability 0.
     #[arg(long, allow_hyphen_values = true)]
-    pub ban: Option<String>,
+    ban: Option<String>,
     /// `hf` (temperature first), `llama` (temperature last) or `openai`: the chain preset.
     #[arg(long, default_value_t = name_of(defaults().order))]
-    pub order: String,
+    order: String,
     /// The chain: a preset (`hf`, `llama`, `openai`) or stage names in order, e.g.
     /// `penalties,top_k,temperature` (overrides --order).
     #[arg(long)]
-    pub chain: Option<String>,
-    #[arg(long = "min-tokens-to-keep", default_value_t = defaults().min_keep,
-          help = rule_help("min_keep"))]
-    pub min_keep: usize,
-    #[arg(long, default_value_t = defaults().typical_p,
-          help = rule_help("typical_p"))]
-    pub typical_p: f64,
-    #[arg(long, default_value_t = defaults().epsilon_cutoff,
-          help = rule_help("epsilon_cutoff"))]
-    pub epsilon_cutoff: f64,
-    #[arg(long, default_value_t = defaults().eta_cutoff,
-          help = rule_help("eta_cutoff"))]
-    pub eta_cutoff: f64,
-    #[arg(long = "top-nsigma", default_value_t = defaults().top_n_sigma,
-          help = rule_help("top_n_sigma"))]
-    pub top_n_sigma: f64,
-    #[arg(long, default_value_t = defaults().xtc_threshold,
-          help = rule_help("xtc_threshold"))]
-    pub xtc_threshold: f64,
-    #[arg(long, default_value_t = defaults().xtc_probability,
-          help = rule_help("xtc_probability"))]
-    pub xtc_probability: f64,
-    #[arg(long, default_value_t = defaults().dry_multiplier,
-          help = rule_help("dry_multiplier"))]
-    pub dry_multiplier: f64,
-    #[arg(long, default_value_t = defaults().dry_base, help = rule_help("dry_base"))]
-    pub dry_base: f64,
-    #[arg(long, default_value_t = defaults().dry_allowed_length,
-          help = rule_help("dry_allowed_length"))]
-    pub dry_allowed_length: usize,
-    #[arg(long, default_value_t = defaults().dry_penalty_last_n, allow_negative_numbers = true,
-          help = rule_help("dry_penalty_last_n"))]
-    pub dry_penalty_last_n: i64,
+    chain: Option<String>,
     /// A DRY sequence breaker (repeatable; the first one replaces the
     /// default list `\n`, `:`, `"`, `*`). Escapes: `\n`, `\t`, `\\`.
     #[arg(long = "dry-sequence-breaker", allow_hyphen_values = true)]
-    pub dry_sequence_breakers: Vec<String>,
-    #[arg(long, default_value_t = defaults().mirostat,
-          help = rule_help("mirostat"))]
-    pub mirostat: u8,
-    #[arg(long = "mirostat-lr", default_value_t = defaults().mirostat_eta,
-          help = rule_help("mirostat_eta"))]
-    pub mirostat_eta: f64,
-    #[arg(long = "mirostat-ent", default_value_t = defaults().mirostat_tau,
-          help = rule_help("mirostat_tau"))]
-    pub mirostat_tau: f64,
-    #[arg(long, default_value_t = defaults().no_repeat_ngram_size,
-          help = rule_help("no_repeat_ngram_size"))]
-    pub no_repeat_ngram_size: usize,
+    dry_sequence_breakers: Vec<String>,
     /// Hugging Face's sequence bias: `IDS:BIAS` items split by commas, the ids
     /// of a sequence by spaces, e.g. `5 6:-2,7:1.5`.
     #[arg(long, allow_hyphen_values = true)]
-    pub sequence_bias: Option<String>,
+    sequence_bias: Option<String>,
+}
+
+/// Where the help lists each of `OtherArgs`' flags: after the number flag
+/// of this field (the others last).
+const SHOWN_AFTER: &[(&str, &str)] = &[
+    ("per_occurrence", "repetition_penalty"),
+    ("bias", "frequency_penalty"),
+    ("ban", "frequency_penalty"),
+    ("order", "frequency_penalty"),
+    ("chain", "frequency_penalty"),
+    ("dry_sequence_breakers", "dry_penalty_last_n"),
+];
+
+/// A number's flag, from its field: `--top-k <TOP_K>`, its help line, its
+/// default, parsed as the setting's type (a count refuses `1.5` and `-1`).
+/// Negative numbers reach the parser, which names the flag.
+fn number_flag(f: &Field, defaults: &RuleSettings) -> Option<Arg> {
+    let arg = Arg::new(f.key)
+        .long(f.flag_name())
+        .value_name(f.key.to_uppercase())
+        .help(f.help_line())
+        .default_value(f.slot.show(defaults)?)
+        .allow_negative_numbers(true)
+        .action(ArgAction::Set);
+    Some(match f.slot {
+        Slot::Real(..) => arg.value_parser(value_parser!(f64)),
+        Slot::Count(..) => arg.value_parser(value_parser!(usize)),
+        Slot::Signed(..) => arg.value_parser(value_parser!(i64)),
+        Slot::Small(..) => arg.value_parser(value_parser!(u8)),
+        Slot::List => return None,
+    })
+}
+
+/// `cmd` with every rule flag, in the fields' order.
+fn with_rule_flags(mut cmd: Command) -> Command {
+    // Taken from a command of their own, without the places they had there.
+    let others: Vec<Arg> =
+        OtherArgs::augment_args(Command::new("rules")).get_arguments().map(|a| a.clone().display_order(None)).collect();
+    let place = |a: &Arg| SHOWN_AFTER.iter().find(|(id, _)| a.get_id() == id).map(|(_, key)| *key);
+    let defaults = defaults();
+    for f in RULE_FIELDS.iter() {
+        if let Some(arg) = number_flag(f, &defaults) {
+            cmd = cmd.arg(arg);
+        }
+        for a in others.iter().filter(|a| place(a) == Some(f.key)) {
+            cmd = cmd.arg(a.clone());
+        }
+    }
+    for a in others.iter().filter(|a| place(a).is_none()) {
+        cmd = cmd.arg(a.clone());
+    }
+    cmd
+}
+
+impl Args for RuleArgs {
+    fn augment_args(cmd: Command) -> Command {
+        with_rule_flags(cmd)
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        with_rule_flags(cmd)
+    }
+}
+
+impl FromArgMatches for RuleArgs {
+    fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let mut args = RuleArgs { numbers: defaults(), other: OtherArgs::from_arg_matches(m)? };
+        args.update_from_arg_matches(m)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
+        self.other.update_from_arg_matches(m)?;
+        let s = &mut self.numbers;
+        for f in RULE_FIELDS.iter() {
+            match f.slot {
+                Slot::Real(_, set) => m.get_one(f.key).map(|v| set(s, *v)),
+                Slot::Count(_, set) => m.get_one(f.key).map(|v| set(s, *v)),
+                Slot::Signed(_, set) => m.get_one(f.key).map(|v| set(s, *v)),
+                Slot::Small(_, set) => m.get_one(f.key).map(|v| set(s, *v)),
+                Slot::List => None,
+            };
+        }
+        Ok(())
+    }
 }
 
 impl RuleArgs {
     /// The rule settings these flags describe (checked later against the vocabulary).
     pub fn to_settings(&self) -> Result<RuleSettings> {
+        let o = &self.other;
         Ok(RuleSettings {
-            temperature: self.temperature,
-            top_k: self.top_k,
-            top_p: self.top_p,
-            min_p: self.min_p,
-            repetition_penalty: self.repetition_penalty,
-            penalty_window: self.window,
-            penalty_mode: if self.per_occurrence { PenaltyMode::PerOccurrence } else { defaults().penalty_mode },
-            presence_penalty: self.presence_penalty,
-            frequency_penalty: self.frequency_penalty,
-            logit_bias: match &self.bias {
+            penalty_mode: if o.per_occurrence { PenaltyMode::PerOccurrence } else { defaults().penalty_mode },
+            logit_bias: match &o.bias {
                 Some(list) => parse_bias(list)?,
                 None => Vec::new(),
             },
-            banned: match &self.ban {
+            banned: match &o.ban {
                 Some(list) => parse_ids("--ban", list)?,
                 None => Vec::new(),
             },
-            order: match self.chain.as_deref().and_then(preset_name) {
+            order: match o.chain.as_deref().and_then(preset_name) {
                 Some(preset) => preset,
-                None => choice("--order", "order", &self.order)?,
+                None => choice("--order", "order", &o.order)?,
             },
-            chain: match &self.chain {
+            chain: match &o.chain {
                 Some(list) if preset_name(list).is_none() => parse_chain(list)?,
                 _ => Vec::new(),
             },
-            min_keep: self.min_keep,
-            typical_p: self.typical_p,
-            epsilon_cutoff: self.epsilon_cutoff,
-            eta_cutoff: self.eta_cutoff,
-            top_n_sigma: self.top_n_sigma,
-            xtc_threshold: self.xtc_threshold,
-            xtc_probability: self.xtc_probability,
-            dry_multiplier: self.dry_multiplier,
-            dry_base: self.dry_base,
-            dry_allowed_length: self.dry_allowed_length,
-            dry_penalty_last_n: self.dry_penalty_last_n,
-            dry_sequence_breakers: if self.dry_sequence_breakers.is_empty() {
+            dry_sequence_breakers: if o.dry_sequence_breakers.is_empty() {
                 defaults().dry_sequence_breakers
             } else {
-                self.dry_sequence_breakers.iter().map(|b| unescape(b)).collect()
+                o.dry_sequence_breakers.iter().map(|b| unescape(b)).collect()
             },
-            mirostat: self.mirostat,
-            mirostat_tau: self.mirostat_tau,
-            mirostat_eta: self.mirostat_eta,
-            no_repeat_ngram_size: self.no_repeat_ngram_size,
-            sequence_bias: match &self.sequence_bias {
+            sequence_bias: match &o.sequence_bias {
                 Some(list) => parse_sequence_bias(list)?,
                 None => Vec::new(),
             },
+            ..self.numbers.clone()
         })
     }
 }
@@ -303,4 +305,42 @@ fn parse_bias(list: &str) -> Result<Vec<(u32, f64)>> {
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> RuleSettings {
+        let cmd = RuleArgs::augment_args(Command::new("t"));
+        let m = cmd.try_get_matches_from(std::iter::once("t").chain(args.iter().copied())).expect("the flags parse");
+        RuleArgs::from_arg_matches(&m).unwrap().to_settings().unwrap()
+    }
+
+    /// With no flags, the engine's defaults; each number's flag (named as its
+    /// field says) sets that field and nothing else.
+    #[test]
+    fn every_number_of_the_rules_has_a_flag_that_sets_it_alone() {
+        let defaults = RuleSettings::default();
+        assert_eq!(parse(&[]), defaults);
+        let mut flags = 0;
+        for f in RULE_FIELDS.iter().filter(|f| !matches!(f.slot, Slot::List)) {
+            let r = f.range;
+            let value = if r.max_excluded { (r.min + r.max) / 2.0 } else { r.max };
+            let value = if r.integer { value.floor() } else { value };
+            let s = parse(&[&format!("--{}", f.flag_name()), &value.to_string()]);
+            assert_eq!(f.slot.get(&s), Some(value), "--{}", f.flag_name());
+            let mut back = s.clone();
+            match f.slot {
+                Slot::Real(get, set) => set(&mut back, get(&defaults)),
+                Slot::Count(get, set) => set(&mut back, get(&defaults)),
+                Slot::Signed(get, set) => set(&mut back, get(&defaults)),
+                Slot::Small(get, set) => set(&mut back, get(&defaults)),
+                Slot::List => unreachable!(),
+            }
+            assert_eq!(back, defaults, "--{} changed another setting", f.flag_name());
+            flags += 1;
+        }
+        assert!(flags >= 20, "{flags} number flags");
+    }
 }

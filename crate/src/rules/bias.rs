@@ -1,6 +1,7 @@
 //! Logit bias and banned tokens.
 
-use super::kind::StageKind;
+use super::fields::{Field, Range, Slot};
+use super::settings::MAX_ABS_BIAS;
 use super::spec::{Apply, StageSpec, Takes};
 
 /// Adds each `(id, b)` bias to its logit (repeated ids add up), then sets every
@@ -21,15 +22,26 @@ pub fn apply_bias_and_bans(logits: &[f64], bias: &[(u32, f64)], banned: &[u32]) 
     out
 }
 
+/// The settings the stage owns (logit_bias).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "logit_bias",
+        Slot::List,
+        Range::closed(-MAX_ABS_BIAS, MAX_ABS_BIAS),
+        "",
+        "Each logit bias",
+    ),
+];
+
 /// The stage: the logit biases, then the bans.
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::BiasBans,
     name: "bias_bans",
     label: "bias / bans",
     what: "adds each logit bias, then gives banned tokens probability 0",
     engines: "OpenAI logit_bias; llama.cpp logit_bias (applied first in its chain); Hugging Face suppress_tokens (= banned)",
     reads: &["logit_bias", "banned"],
     switches: &["logit_bias", "banned"],
+    fields: FIELDS,
     is_on: |s| !s.logit_bias.is_empty() || !s.banned.is_empty(),
     apply: Apply::Modifier(|z, _, s, _| Some((apply_bias_and_bans(z, &s.logit_bias, &s.banned), s.logit_bias.len() + s.banned.len()))),
     alone: None,

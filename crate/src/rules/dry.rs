@@ -17,7 +17,8 @@
 //! breaker is one token (the single-token case, by far the common one).
 
 use super::bias::apply_bias_and_bans;
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
+use super::settings::{MAX_DRY_ALLOWED_LENGTH, MAX_DRY_BASE, MAX_DRY_MULTIPLIER, MAX_PENALTY_WINDOW};
 use super::settings::RuleSettings;
 use super::spec::{Apply, StageSpec, Takes};
 
@@ -114,15 +115,51 @@ fn reversed_z(w: &[u32]) -> Vec<usize> {
     z
 }
 
+/// The settings the stage owns (dry_multiplier, dry_base, dry_allowed_length, dry_penalty_last_n).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "dry_multiplier",
+        slot!(dry_multiplier: f64),
+        Range::closed(0.0, MAX_DRY_MULTIPLIER),
+        "0 = off",
+        "DRY's strength",
+    )
+    .control(Control::slider("DRY multiplier", "“don't repeat yourself”: penalty on a token that extends a repeat; 0 = off", 3.0, 0.05, Group::Repeats)),
+    Field::new(
+        "dry_base",
+        slot!(dry_base: f64),
+        Range::closed(1.0, MAX_DRY_BASE),
+        "",
+        "DRY's base",
+    )
+    .control(Control::slider("DRY base", "the penalty is multiplier × base^(repeat length − allowed length)", 4.0, 0.05, Group::Repeats)),
+    Field::new(
+        "dry_allowed_length",
+        slot!(dry_allowed_length: usize),
+        Range::integers(0.0, MAX_DRY_ALLOWED_LENGTH as f64),
+        "",
+        "The longest repeat DRY leaves alone",
+    )
+    .control(Control::slider("DRY allowed length", "repeats up to this long are not penalised", 10.0, 1.0, Group::Repeats)),
+    Field::new(
+        "dry_penalty_last_n",
+        slot!(dry_penalty_last_n: i64),
+        Range::integers(-1.0, MAX_PENALTY_WINDOW as f64),
+        "-1 = the whole history, 0 = off",
+        "How many latest tokens DRY looks at",
+    )
+    .control(Control::slider("DRY window", "latest tokens DRY looks at; −1 = all, 0 = off", 256.0, 1.0, Group::Repeats)),
+];
+
 /// The stage: DRY's penalties on the logits.
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::Dry,
     name: "dry",
     label: "DRY",
     what: "\"don't repeat yourself\": subtracts multiplier * base^(n - allowed_length) from a token that would extend a repeat of n >= allowed_length tokens; sequence breakers end the repeat",
     engines: "llama.cpp (dry_*; penalty_last_n -1 = the whole history); single-token breakers only (a breaker string that spans tokens is not matched)",
     reads: &["dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n", "dry_sequence_breakers"],
     switches: &["dry_multiplier"],
+    fields: FIELDS,
     is_on: |s| Dry::of(s).is_on(),
     apply: Apply::Modifier(|z, history, s, inputs| {
         let penalties = Dry::of(s).penalties(history, &inputs.dry_breakers);

@@ -3,7 +3,7 @@
 //! the entropy. Both keep every token at or above the `min_keep`-th largest
 //! probability (ties with it kept, as `TopKLogitsWarper` does).
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
 use super::min_keep::kth_largest;
@@ -29,15 +29,27 @@ fn cut_below(probs: &[f64], threshold: f64, min_keep: usize) -> Vec<bool> {
     probs.iter().map(|&p| p > 0.0 && (p >= threshold || p >= floor)).collect()
 }
 
+/// The settings the stage owns (epsilon_cutoff).
+const FIELDS_EPSILON: &[Field] = &[
+    Field::new(
+        "epsilon_cutoff",
+        slot!(epsilon_cutoff: f64),
+        Range { max_excluded: true, ..Range::closed(0.0, 1.0) },
+        "0 = off",
+        "Drop tokens below this probability",
+    )
+    .control(Control::slider("ε-cutoff", "drop tokens with p below ε; 0 = off", 0.1, 0.001, Group::Samplers)),
+];
+
 /// The stage: epsilon sampling.
 pub(crate) const SPEC_EPSILON: StageSpec = StageSpec {
-    kind: StageKind::EpsilonCutoff,
     name: "epsilon_cutoff",
     label: "ε-cutoff",
     what: "drops tokens with probability below epsilon (at least min_keep stay)",
     engines: "Hugging Face (epsilon_cutoff)",
     reads: &["epsilon_cutoff", "min_keep"],
     switches: &["epsilon_cutoff"],
+    fields: FIELDS_EPSILON,
     is_on: |s| s.epsilon_cutoff > 0.0,
     apply: Apply::Cut(|c| epsilon_mask(c.probs, c.s.epsilon_cutoff, c.s.min_keep)),
     alone: Some(AloneCut {
@@ -49,15 +61,27 @@ pub(crate) const SPEC_EPSILON: StageSpec = StageSpec {
     shown_when_off: false,
 };
 
+/// The settings the stage owns (eta_cutoff).
+const FIELDS_ETA: &[Field] = &[
+    Field::new(
+        "eta_cutoff",
+        slot!(eta_cutoff: f64),
+        Range { max_excluded: true, ..Range::closed(0.0, 1.0) },
+        "0 = off",
+        "Eta sampling: drop below min(eta, sqrt(eta) exp(-H))",
+    )
+    .control(Control::slider("η-cutoff", "drop tokens with p below min(η, √η·e^−H); 0 = off", 0.1, 0.001, Group::Samplers)),
+];
+
 /// The stage: eta sampling.
 pub(crate) const SPEC_ETA: StageSpec = StageSpec {
-    kind: StageKind::EtaCutoff,
     name: "eta_cutoff",
     label: "η-cutoff",
     what: "drops tokens below min(eta, sqrt(eta) * exp(-entropy)) (at least min_keep stay)",
     engines: "Hugging Face (eta_cutoff)",
     reads: &["eta_cutoff", "min_keep"],
     switches: &["eta_cutoff"],
+    fields: FIELDS_ETA,
     is_on: |s| s.eta_cutoff > 0.0,
     apply: Apply::Cut(|c| eta_mask(c.probs, c.s.eta_cutoff, c.s.min_keep)),
     alone: Some(AloneCut {

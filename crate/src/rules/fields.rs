@@ -1,10 +1,13 @@
-//! The rules' numeric settings as one declarative list: each field's key,
-//! range, what its special values mean and its help line. `check_fields`
-//! validates from it, the settings schema (`crate::schema`) publishes it to
-//! the page, and the CLI's help reads it (`cli::rule_args::rule_help`), so a range
-//! is written once.
+//! What a setting of the rules is, as data: its key, range, what its special
+//! values mean, its help line, its CLI flag, its URL name and its control on
+//! the page. Each stage's file declares the fields it owns (its spec's
+//! `fields`); `registry::RULE_FIELDS` lists them all, validation (`chain`)
+//! checks from it, the settings schema (`crate::schema`) publishes it to the
+//! page and the CLI makes its flags from it, so a field is written once.
 
-use super::settings::*;
+use serde::Serialize;
+
+use super::settings::{MAX_TOP_K, RuleSettings};
 use crate::error::Result;
 
 /// The range of one numeric setting.
@@ -49,7 +52,9 @@ impl Range {
     }
 }
 
-/// One numeric setting of the rules.
+/// One setting of the rules, declared once by the stage that reads it (its
+/// spec's `fields`) or, read by many, in `GENERAL_FIELDS`: its range, its
+/// words, its CLI flag, its URL name and its control on the page.
 pub struct Field {
     /// The serde name (as in the URL's JSON, the reports, the page).
     pub key: &'static str,
@@ -58,145 +63,155 @@ pub struct Field {
     pub note: &'static str,
     /// The CLI's help line, before the range.
     pub help: &'static str,
-    /// The value, for the check (`None`: a list, each entry checked on its own).
-    pub get: Option<fn(&RuleSettings) -> f64>,
+    /// Where `RuleSettings` holds it.
+    pub slot: Slot,
+    /// The CLI's flag when it is not the key with dashes (llama.cpp's `top-nsigma`).
+    pub flag: Option<&'static str>,
+    /// The page's URL parameter when it is not the key (the CLI's name).
+    pub param: Option<&'static str>,
+    /// The page's control, if it has one.
+    pub control: Option<Control>,
 }
 
-const fn field(key: &'static str, range: Range, note: &'static str, help: &'static str, get: fn(&RuleSettings) -> f64) -> Field {
-    Field { key, range, note, help, get: Some(get) }
+/// Where `RuleSettings` holds a field, by its type (the CLI parses each type
+/// as its own: `--top-k 1.5` is refused as not a whole number).
+#[derive(Clone, Copy)]
+pub enum Slot {
+    Real(fn(&RuleSettings) -> f64, fn(&mut RuleSettings, f64)),
+    Count(fn(&RuleSettings) -> usize, fn(&mut RuleSettings, usize)),
+    Signed(fn(&RuleSettings) -> i64, fn(&mut RuleSettings, i64)),
+    Small(fn(&RuleSettings) -> u8, fn(&mut RuleSettings, u8)),
+    /// A list, each entry checked on its own (`logit_bias`): no flag of its own.
+    List,
 }
 
-/// Every numeric setting of the rules, in the order they are checked.
-pub const RULE_FIELDS: &[Field] = &[
-    field(
-        "temperature",
-        Range { smallest_positive: Some(MIN_TEMPERATURE), ..Range::closed(0.0, MAX_TEMPERATURE) },
-        "0 = greedy",
-        "Temperature",
-        |s| s.temperature,
-    ),
-    field("top_k", Range::integers(0.0, MAX_TOP_K as f64), "0 = off", "Keep the k most likely tokens", |s| s.top_k as f64),
-    field(
-        "top_p",
-        Range { min_excluded: true, ..Range::closed(0.0, 1.0) },
-        "1 = off",
-        "Keep the smallest set reaching this mass",
-        |s| s.top_p,
-    ),
-    field("min_p", Range::closed(0.0, 1.0), "0 = off", "Keep tokens with p >= min_p * p_max", |s| s.min_p),
-    field(
-        "repetition_penalty",
-        Range::closed(1.0, MAX_REPETITION_PENALTY),
-        "1 = off; below 1 would reward repetition",
-        "Divide positive / multiply negative logits of recent tokens",
-        |s| s.repetition_penalty,
-    ),
-    field(
-        "penalty_window",
-        Range::integers(0.0, MAX_PENALTY_WINDOW as f64),
-        "0 = the whole history",
-        "How many of the latest tokens the penalties look at",
-        |s| s.penalty_window as f64,
-    ),
-    field(
-        "presence_penalty",
-        Range::closed(-MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY),
-        "",
-        "Subtract this once from each distinct recent token",
-        |s| s.presence_penalty,
-    ),
-    field(
-        "frequency_penalty",
-        Range::closed(-MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY),
-        "",
-        "Subtract this per occurrence of a recent token",
-        |s| s.frequency_penalty,
-    ),
-    Field { key: "logit_bias", range: Range::closed(-MAX_ABS_BIAS, MAX_ABS_BIAS), note: "", help: "Each logit bias", get: None },
-    field("min_keep", Range::integers(0.0, MAX_TOP_K as f64), "", "Every truncation keeps at least this many tokens", |s| {
-        s.min_keep as f64
-    }),
-    field(
-        "typical_p",
-        Range { min_excluded: true, ..Range::closed(0.0, 1.0) },
-        "1 = off",
-        "Locally typical sampling's mass",
-        |s| s.typical_p,
-    ),
-    field(
-        "epsilon_cutoff",
-        Range { max_excluded: true, ..Range::closed(0.0, 1.0) },
-        "0 = off",
-        "Drop tokens below this probability",
-        |s| s.epsilon_cutoff,
-    ),
-    field(
-        "eta_cutoff",
-        Range { max_excluded: true, ..Range::closed(0.0, 1.0) },
-        "0 = off",
-        "Eta sampling: drop below min(eta, sqrt(eta) exp(-H))",
-        |s| s.eta_cutoff,
-    ),
-    field(
-        "top_n_sigma",
-        Range::closed(0.0, MAX_TOP_N_SIGMA),
-        "0 = off",
-        "Keep logits within n standard deviations of the top one",
-        |s| s.top_n_sigma,
-    ),
-    field(
-        "xtc_threshold",
-        Range::closed(0.0, 1.0),
-        "above 0.5 XTC does nothing",
-        "XTC: the top choices are the tokens at least this likely",
-        |s| s.xtc_threshold,
-    ),
-    field(
-        "xtc_probability",
-        Range::closed(0.0, 1.0),
-        "0 = off",
-        "XTC: the chance it removes the top choices at a step",
-        |s| s.xtc_probability,
-    ),
-    field("dry_multiplier", Range::closed(0.0, MAX_DRY_MULTIPLIER), "0 = off", "DRY's strength", |s| s.dry_multiplier),
-    field("dry_base", Range::closed(1.0, MAX_DRY_BASE), "", "DRY's base", |s| s.dry_base),
-    field(
-        "dry_allowed_length",
-        Range::integers(0.0, MAX_DRY_ALLOWED_LENGTH as f64),
-        "",
-        "The longest repeat DRY leaves alone",
-        |s| s.dry_allowed_length as f64,
-    ),
-    field(
-        "dry_penalty_last_n",
-        Range::integers(-1.0, MAX_PENALTY_WINDOW as f64),
-        "-1 = the whole history, 0 = off",
-        "How many latest tokens DRY looks at",
-        |s| s.dry_penalty_last_n as f64,
-    ),
-    field("mirostat", Range::integers(0.0, 2.0), "0 = off, 1 or 2: the version", "Mirostat version", |s| f64::from(s.mirostat)),
-    field("mirostat_tau", Range::closed(0.0, MAX_MIROSTAT_TAU), "", "Mirostat's target surprise tau in bits", |s| s.mirostat_tau),
-    field("mirostat_eta", Range::closed(0.0, MAX_MIROSTAT_ETA), "", "Mirostat's learning rate eta", |s| s.mirostat_eta),
-    field(
-        "no_repeat_ngram_size",
-        Range::integers(0.0, MAX_NGRAM as f64),
-        "0 = off",
-        "Ban tokens that would repeat an n-gram of this size",
-        |s| s.no_repeat_ngram_size as f64,
-    ),
-    Field {
-        key: "sequence_bias",
-        range: Range::closed(-MAX_ABS_BIAS, MAX_ABS_BIAS),
-        note: "",
-        help: "Each sequence bias",
-        get: None,
-    },
-];
-
-/// The field named `key`, if the rules have one.
-pub fn rule_field(key: &str) -> Option<&'static Field> {
-    RULE_FIELDS.iter().find(|f| f.key == key)
+/// `slot!(top_k: usize)`: the `Slot` of `RuleSettings::top_k`.
+macro_rules! slot {
+    ($f:ident: f64) => { $crate::rules::fields::Slot::Real(|s| s.$f, |s, v| s.$f = v) };
+    ($f:ident: usize) => { $crate::rules::fields::Slot::Count(|s| s.$f, |s, v| s.$f = v) };
+    ($f:ident: i64) => { $crate::rules::fields::Slot::Signed(|s| s.$f, |s, v| s.$f = v) };
+    ($f:ident: u8) => { $crate::rules::fields::Slot::Small(|s| s.$f, |s, v| s.$f = v) };
 }
+pub(crate) use slot;
+
+impl Slot {
+    /// The value, as a number (`None` for a list).
+    pub fn get(&self, s: &RuleSettings) -> Option<f64> {
+        match *self {
+            Slot::Real(get, _) => Some(get(s)),
+            Slot::Count(get, _) => Some(get(s) as f64),
+            Slot::Signed(get, _) => Some(get(s) as f64),
+            Slot::Small(get, _) => Some(f64::from(get(s))),
+            Slot::List => None,
+        }
+    }
+
+    /// The value as its type prints it ("1", "0.1", "64"): the CLI's default.
+    pub fn show(&self, s: &RuleSettings) -> Option<String> {
+        match *self {
+            Slot::Real(get, _) => Some(get(s).to_string()),
+            Slot::Count(get, _) => Some(get(s).to_string()),
+            Slot::Signed(get, _) => Some(get(s).to_string()),
+            Slot::Small(get, _) => Some(get(s).to_string()),
+            Slot::List => None,
+        }
+    }
+}
+
+/// The page's fieldsets, in the order the page lists their controls (and
+/// writes them into a link) and the CLI its flags.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Group {
+    Rules,
+    Penalties,
+    Run,
+    Beam,
+    Samplers,
+    Repeats,
+    Mirostat,
+}
+
+/// How the page shows a number: a slider and a number box (the box takes
+/// the whole range, the slider ends at `slider_end`), or a select.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+pub struct Control {
+    pub label: &'static str,
+    /// One line under the control.
+    pub help: &'static str,
+    pub slider_end: f64,
+    pub step: f64,
+    pub group: Group,
+    /// A number box only: changing it re-runs the model (the seed).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_slider: bool,
+    /// A select of the whole numbers 0, 1, ... with these names instead of a slider.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub pick: &'static [&'static str],
+}
+
+impl Control {
+    pub const fn slider(label: &'static str, help: &'static str, slider_end: f64, step: f64, group: Group) -> Control {
+        Control { label, help, slider_end, step, group, no_slider: false, pick: &[] }
+    }
+
+    pub const fn no_slider(self) -> Control {
+        Control { no_slider: true, ..self }
+    }
+
+    pub const fn pick(self, names: &'static [&'static str]) -> Control {
+        Control { pick: names, ..self }
+    }
+}
+
+impl Field {
+    /// A field with no flag or URL name of its own and no control yet.
+    pub const fn new(key: &'static str, slot: Slot, range: Range, note: &'static str, help: &'static str) -> Field {
+        Field { key, range, note, help, slot, flag: None, param: None, control: None }
+    }
+
+    pub const fn control(self, control: Control) -> Field {
+        Field { control: Some(control), ..self }
+    }
+
+    /// Its CLI flag, when it is not the key with dashes (`top-nsigma`).
+    pub const fn with_flag(self, flag: &'static str) -> Field {
+        Field { flag: Some(flag), ..self }
+    }
+
+    /// Its URL parameter, when it is not the key (`top_nsigma`).
+    pub const fn with_param(self, param: &'static str) -> Field {
+        Field { param: Some(param), ..self }
+    }
+
+    /// The CLI's flag, without its dashes: `flag`, or the key with dashes.
+    pub fn flag_name(&self) -> String {
+        self.flag.map_or_else(|| self.key.replace('_', "-"), str::to_string)
+    }
+
+    /// Where the page and the CLI list it (lists, with no control, last).
+    pub fn group(&self) -> Option<Group> {
+        self.control.map(|c| c.group)
+    }
+}
+
+/// The rules' fields that no one stage owns.
+pub const GENERAL_FIELDS: &[Field] = &[Field::new(
+    "min_keep",
+    slot!(min_keep: usize),
+    Range::integers(0.0, MAX_TOP_K as f64),
+    "",
+    "Every truncation keeps at least this many tokens",
+)
+.with_flag("min-tokens-to-keep")
+.with_param("min_tokens_to_keep")
+.control(Control::slider(
+    "Min tokens to keep",
+    "every truncation keeps at least this many tokens",
+    20.0,
+    1.0,
+    Group::Samplers,
+))];
 
 impl Field {
     /// `value` checked against the range; the message names the field, the
@@ -216,56 +231,3 @@ impl Field {
         format!("{}{note}, in {}", self.help, self.range.describe())
     }
 }
-
-impl RuleSettings {
-    /// Checks every field against its range (`fields::RULE_FIELDS`) and every
-    /// token id against the vocabulary; the message names the field, the
-    /// value and what is allowed. `validate` (in `chain`, which reads the
-    /// stages) runs it, then checks the chain.
-    pub(crate) fn check_fields(&self, vocab_size: usize) -> Result<()> {
-        for f in RULE_FIELDS {
-            if let Some(get) = f.get {
-                f.check(f.key, get(self))?;
-            }
-        }
-        let bias = rule_field("logit_bias").expect("logit_bias has a field");
-        for &(id, b) in &self.logit_bias {
-            check_token_id("logit_bias", id, vocab_size)?;
-            bias.check(&format!("logit_bias for token {id}"), b)?;
-        }
-        for &id in &self.banned {
-            check_token_id("banned", id, vocab_size)?;
-        }
-        if self.dry_sequence_breakers.len() > MAX_BREAKERS {
-            crate::bail!("dry_sequence_breakers: {} breakers, at most {MAX_BREAKERS}", self.dry_sequence_breakers.len());
-        }
-        for b in &self.dry_sequence_breakers {
-            if b.is_empty() || b.chars().count() > MAX_BREAKER_CHARS {
-                crate::bail!("dry_sequence_breakers: {b:?} must have 1 to {MAX_BREAKER_CHARS} characters");
-            }
-        }
-        let sequence = rule_field("sequence_bias").expect("sequence_bias has a field");
-        for (ids, b) in &self.sequence_bias {
-            if ids.is_empty() || ids.len() > MAX_SEQUENCE_LEN {
-                crate::bail!("sequence_bias: a sequence must have 1 to {MAX_SEQUENCE_LEN} token ids (got {})", ids.len());
-            }
-            for &id in ids {
-                check_token_id("sequence_bias", id, vocab_size)?;
-            }
-            sequence.check(&format!("sequence_bias for {ids:?}"), *b)?;
-        }
-        Ok(())
-    }
-
-}
-
-fn check_token_id(field: &str, id: u32, vocab_size: usize) -> Result<()> {
-    if id as usize >= vocab_size {
-        crate::bail!(
-            "{field}: token id {id} is outside the vocabulary (ids 0..{})",
-            vocab_size.saturating_sub(1)
-        );
-    }
-    Ok(())
-}
-

@@ -1,32 +1,55 @@
-//! The names of the stages and of the named chains: the identifiers a chain,
-//! a URL, the CLI's `--chain` and the reports use. A leaf: what each stage
-//! does is its own file's `SPEC` (see `spec` and `registry`).
+//! The stages' list and names, and the named chains: the identifiers a
+//! chain, a URL, the CLI's `--chain` and the reports use. A leaf: what each
+//! stage does is its own file's `SPEC` (see `spec` and `registry`).
 
 use serde::{Deserialize, Serialize};
 
-/// One stage a chain can hold. Its serde name is its name in the reports
-/// (`nexttoken dist --json`, the rules panel), in the URL and on the CLI's
-/// `--chain`.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[serde(rename_all = "snake_case")]
-pub enum StageKind {
-    SequenceBias,
-    Penalties,
-    NoRepeatNgram,
-    BiasBans,
-    Dry,
-    Temperature,
-    TopK,
-    TopP,
-    MinP,
-    TypicalP,
-    TypicalPLlama,
-    EpsilonCutoff,
-    EtaCutoff,
-    TopNSigma,
-    Xtc,
-    Mirostat,
+/// Every stage, one line each, in a chain-building order: the module that
+/// holds it, its `StageKind` and its spec (`spec::StageSpec`) in that module.
+/// The one list a stage is added to: `StageKind` and `StageKind::ALL` here,
+/// the `mod` declarations (`rules/mod.rs`) and `registry::SPECS` are all
+/// made from it (`with_stages!(then)` hands it to the macro `then`).
+macro_rules! with_stages {
+    ($then:ident) => {
+        $then! {
+            sequence_bias: SequenceBias = SPEC;
+            penalties: Penalties = SPEC;
+            dry: Dry = SPEC;
+            no_repeat_ngram: NoRepeatNgram = SPEC;
+            bias: BiasBans = SPEC;
+            temperature: Temperature = SPEC;
+            top_k: TopK = SPEC;
+            top_p: TopP = SPEC;
+            min_p: MinP = SPEC;
+            typical: TypicalP = SPEC, TypicalPLlama = SPEC_LLAMA;
+            epsilon_eta: EpsilonCutoff = SPEC_EPSILON, EtaCutoff = SPEC_ETA;
+            top_n_sigma: TopNSigma = SPEC;
+            xtc: Xtc = SPEC;
+            mirostat: Mirostat = SPEC;
+        }
+    };
 }
+pub(crate) use with_stages;
+
+/// `StageKind` and its `ALL`, from the list.
+macro_rules! stage_kinds {
+    ($( $module:ident: $( $kind:ident = $spec:ident ),+ ; )+) => {
+        /// One stage a chain can hold. Its serde name is its name in the
+        /// reports (`nexttoken dist --json`, the rules panel), in the URL and
+        /// on the CLI's `--chain`.
+        #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[serde(rename_all = "snake_case")]
+        pub enum StageKind {
+            $( $( $kind, )+ )+
+        }
+
+        impl StageKind {
+            /// Every stage, in the list's order (`registry::SPECS`' too).
+            pub const ALL: [StageKind; [$( $( stringify!($kind), )+ )+].len()] = [$( $( StageKind::$kind, )+ )+];
+        }
+    };
+}
+with_stages!(stage_kinds);
 
 /// A named chain the user can start from.
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -35,27 +58,6 @@ pub struct ChainPreset {
     pub name: String,
     pub label: &'static str,
     pub stages: Vec<StageKind>,
-}
-
-impl StageKind {
-    pub const ALL: [StageKind; 16] = [
-        StageKind::SequenceBias,
-        StageKind::Penalties,
-        StageKind::NoRepeatNgram,
-        StageKind::BiasBans,
-        StageKind::Dry,
-        StageKind::Temperature,
-        StageKind::TopK,
-        StageKind::TopP,
-        StageKind::MinP,
-        StageKind::TypicalP,
-        StageKind::TypicalPLlama,
-        StageKind::EpsilonCutoff,
-        StageKind::EtaCutoff,
-        StageKind::TopNSigma,
-        StageKind::Xtc,
-        StageKind::Mirostat,
-    ];
 }
 
 /// Where temperature sits in the pipeline.

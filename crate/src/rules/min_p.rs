@@ -1,6 +1,6 @@
 //! Min-p: keep the tokens at least `min_p` times as likely as the top one.
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
 use super::min_keep::keep_at_least;
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
@@ -12,15 +12,27 @@ pub fn min_p_mask(probs: &[f64], min_p: f64) -> Vec<bool> {
     probs.iter().map(|&p| p > 0.0 && p >= threshold).collect()
 }
 
+/// The settings the stage owns (min_p).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "min_p",
+        slot!(min_p: f64),
+        Range::closed(0.0, 1.0),
+        "0 = off",
+        "Keep tokens with p >= min_p * p_max",
+    )
+    .control(Control::slider("Min-p", "drop tokens below min-p × p_max; 0 = off", 1.0, 0.01, Group::Rules)),
+];
+
 /// The stage: min-p (its alone column is measured whatever min_p, as the course shows it).
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::MinP,
     name: "min_p",
     label: "min-p",
     what: "keeps tokens at least min_p times as likely as the top one (at least min_keep)",
     engines: "llama.cpp, Hugging Face",
     reads: &["min_p", "min_keep"],
     switches: &["min_p"],
+    fields: FIELDS,
     is_on: |s| s.min_p > 0.0,
     apply: Apply::Cut(|c| c.at_least(min_p_mask(c.probs, c.s.min_p))),
     alone: Some(AloneCut {

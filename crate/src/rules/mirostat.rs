@@ -12,7 +12,8 @@
 //! Only the tokens still possible take part (llama.cpp's array also holds
 //! tokens an earlier stage set to -inf, with probability 0).
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
+use super::settings::{MAX_MIROSTAT_ETA, MAX_MIROSTAT_TAU};
 use super::min_keep::keep_at_least;
 use super::settings::RuleSettings;
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
@@ -80,15 +81,47 @@ pub fn mirostat_v1_mask(probs: &[f64], mu: f64, vocab_size: usize) -> Vec<bool> 
     super::top_k::top_k_mask(probs, mirostat_v1_k(probs, mu, vocab_size))
 }
 
+/// The settings the stage owns (mirostat, mirostat_tau, mirostat_eta).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "mirostat",
+        slot!(mirostat: u8),
+        Range::integers(0.0, 2.0),
+        "0 = off, 1 or 2: the version",
+        "Mirostat version",
+    )
+    .control(Control::slider("Mirostat", "steer each token's surprise toward τ, step by step (μ); 0 = off", 2.0, 1.0, Group::Mirostat).pick(&["off", "1: top-k from a Zipf fit", "2: surprise at most μ"])),
+    Field::new(
+        "mirostat_tau",
+        slot!(mirostat_tau: f64),
+        Range::closed(0.0, MAX_MIROSTAT_TAU),
+        "",
+        "Mirostat's target surprise tau in bits",
+    )
+    .with_flag("mirostat-ent")
+    .with_param("mirostat_ent")
+    .control(Control::slider("Mirostat target τ", "the surprise (bits) each token should carry; μ starts at 2τ", 10.0, 0.1, Group::Mirostat)),
+    Field::new(
+        "mirostat_eta",
+        slot!(mirostat_eta: f64),
+        Range::closed(0.0, MAX_MIROSTAT_ETA),
+        "",
+        "Mirostat's learning rate eta",
+    )
+    .with_flag("mirostat-lr")
+    .with_param("mirostat_lr")
+    .control(Control::slider("Mirostat learning rate η", "after each token μ moves by η × (τ − its surprise)", 1.0, 0.01, Group::Mirostat)),
+];
+
 /// The stage: mirostat at the step's mu (or its start, 2 tau).
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::Mirostat,
     name: "mirostat",
     label: "mirostat",
     what: "targets a surprise of tau bits: v2 keeps tokens with surprise <= mu, v1 a top-k estimated from a Zipf fit; mu moves by eta * (tau - observed surprise) after each token",
     engines: "llama.cpp (mirostat 1/2, mirostat_ent = tau, mirostat_lr = eta; llama.cpp then skips the other truncations)",
     reads: &["mirostat", "mirostat_tau", "mirostat_eta"],
     switches: &["mirostat"],
+    fields: FIELDS,
     is_on: |s| s.mirostat != 0,
     apply: Apply::Cut(|c| c.at_least(mirostat_mask(c.probs, c.s, c.inputs))),
     alone: Some(AloneCut {

@@ -5,48 +5,47 @@
 //! the model's f32 logits. No function here writes into its input.
 //!
 //! The entry point is `pipeline::run_rules`. The modules form a DAG, leaves
-//! first: `kind` (the stages' and presets' names), `exp`, `softmax`,
-//! `ranking` → `settings` → `fields` (the numeric settings as one list, and
-//! the checks) → `stage` (a measured column, its renormalisation) → `raw`
-//! (the position's raw distribution) → `spec` (what a stage is) → the
-//! rules, one file each with its `SPEC` (`temperature`, `top_k`, `top_p`,
-//! `min_p`, `penalties`, `bias`, ...) → `registry` (the list of specs) →
-//! `chain` (validation, step inputs) → `prefix` (the leading modifiers) →
-//! `memo` → `alone` → `pipeline`.
+//! first: `kind` (the stage list, the stages' and presets' names), `exp`,
+//! `softmax`, `ranking` → `settings` → `fields` (what a setting is: range,
+//! words, flag, control) → `stage` (a measured column, its
+//! renormalisation) → `raw` (the position's raw distribution) → `spec` (what
+//! a stage is) → the rules, one file each with its `SPEC` and the fields it
+//! owns (`temperature`, `top_k`, `top_p`, `min_p`, `penalties`, `bias`, ...)
+//! → `registry` (the specs, and every field gathered from them) → `chain`
+//! (validation, step inputs) → `prefix` (the leading modifiers) → `memo` →
+//! `alone` → `pipeline`.
+//!
+//! Adding a stage: its file (its `SPEC`, with the fields it owns), its line
+//! in `kind::with_stages` (which makes its `mod`, its `StageKind` and its
+//! place in `registry::SPECS`), and each new setting's typed field and
+//! default in `settings::RuleSettings`. Validation, the CLI's flags, the
+//! settings schema and the page's controls follow from the fields.
 
 mod alone;
-mod bias;
 mod chain;
 mod curve;
 mod draw;
-mod dry;
-mod epsilon_eta;
 mod exp;
 mod fields;
 mod kind;
 mod memo;
 mod min_keep;
-mod min_p;
-mod mirostat;
-mod no_repeat_ngram;
-mod penalties;
 mod pipeline;
 mod prefix;
 mod ranking;
 mod raw;
 mod registry;
-mod sequence_bias;
 mod settings;
 mod softmax;
 mod spec;
 mod stage;
 mod state;
-mod temperature;
-mod top_k;
-mod top_n_sigma;
-mod top_p;
-mod typical;
-mod xtc;
+
+/// The stages' modules, one per line of the stage list (`kind::with_stages`).
+macro_rules! stage_modules {
+    ($( $module:ident: $( $kind:ident = $spec:ident ),+ ; )+) => { $( mod $module; )+ };
+}
+kind::with_stages!(stage_modules);
 
 pub use bias::apply_bias_and_bans;
 pub use kind::{ChainPreset, Order, StageKind};
@@ -54,7 +53,8 @@ pub use registry::{StageInfo, stages_on};
 pub use curve::entropy_nats_at_temperatures;
 pub use draw::sample_inverse_cdf;
 pub use exp::exp;
-pub use fields::{Field, RULE_FIELDS, Range, rule_field};
+pub use fields::{Control, Field, Group, Range, Slot};
+pub use registry::{RULE_FIELDS, rule_field};
 pub use memo::StageMemo;
 pub use min_p::min_p_mask;
 pub use penalties::{penalize_presence_frequency, penalize_repetition, select_recent};

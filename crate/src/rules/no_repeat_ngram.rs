@@ -2,7 +2,8 @@
 //! n-gram already present in the history gets probability 0.
 
 use super::bias::apply_bias_and_bans;
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
+use super::settings::MAX_NGRAM;
 use super::spec::{Apply, StageSpec, Takes};
 
 use std::collections::BTreeSet;
@@ -24,15 +25,27 @@ pub fn banned_by_ngrams(history: &[u32], n: usize) -> BTreeSet<u32> {
     banned
 }
 
+/// The settings the stage owns (no_repeat_ngram_size).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "no_repeat_ngram_size",
+        slot!(no_repeat_ngram_size: usize),
+        Range::integers(0.0, MAX_NGRAM as f64),
+        "0 = off",
+        "Ban tokens that would repeat an n-gram of this size",
+    )
+    .control(Control::slider("No-repeat n-gram size", "ban any token that would repeat an n-gram of this size; 0 = off", 8.0, 1.0, Group::Repeats)),
+];
+
 /// The stage: bans what would repeat an n-gram.
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::NoRepeatNgram,
     name: "no_repeat_ngram",
     label: "no-repeat n-gram",
     what: "bans every token that would repeat an n-gram already in the history",
     engines: "Hugging Face (no_repeat_ngram_size)",
     reads: &["no_repeat_ngram_size"],
     switches: &["no_repeat_ngram_size"],
+    fields: FIELDS,
     is_on: |s| s.no_repeat_ngram_size > 0,
     apply: Apply::Modifier(|z, history, s, _| {
         let banned: Vec<u32> = banned_by_ngrams(history, s.no_repeat_ngram_size).into_iter().collect();

@@ -1,7 +1,8 @@
 //! Penalties from recent history: the repetition penalty (HF / the course)
 //! and OpenAI-style presence and frequency penalties.
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
+use super::settings::{MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY};
 use super::spec::{Apply, StageSpec, Takes};
 
 use std::collections::BTreeMap;
@@ -69,15 +70,52 @@ pub fn penalize_presence_frequency(
     out
 }
 
+/// The settings the stage owns (repetition_penalty, penalty_window, presence_penalty, frequency_penalty).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "repetition_penalty",
+        slot!(repetition_penalty: f64),
+        Range::closed(1.0, MAX_REPETITION_PENALTY),
+        "1 = off; below 1 would reward repetition",
+        "Divide positive / multiply negative logits of recent tokens",
+    )
+    .control(Control::slider("Repetition penalty ρ", "1 = off; divides positive logits, multiplies negative ones", 3.0, 0.05, Group::Penalties)),
+    Field::new(
+        "penalty_window",
+        slot!(penalty_window: usize),
+        Range::integers(0.0, MAX_PENALTY_WINDOW as f64),
+        "0 = the whole history",
+        "How many of the latest tokens the penalties look at",
+    )
+    .with_flag("window")
+    .control(Control::slider("Penalty window", "last w tokens (prompt included); 0 = all", 256.0, 1.0, Group::Penalties)),
+    Field::new(
+        "presence_penalty",
+        slot!(presence_penalty: f64),
+        Range::closed(-MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY),
+        "",
+        "Subtract this once from each distinct recent token",
+    )
+    .control(Control::slider("Presence penalty", "subtracted once from every token already seen", 2.0, 0.05, Group::Penalties)),
+    Field::new(
+        "frequency_penalty",
+        slot!(frequency_penalty: f64),
+        Range::closed(-MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY),
+        "",
+        "Subtract this per occurrence of a recent token",
+    )
+    .control(Control::slider("Frequency penalty", "subtracted per occurrence", 2.0, 0.05, Group::Penalties)),
+];
+
 /// The stage: the repetition penalty, then presence and frequency.
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::Penalties,
     name: "penalties",
     label: "penalties",
     what: "repetition penalty (divide positive, multiply negative logits of recent tokens), then presence and frequency penalties, over the last penalty_window tokens",
     engines: "llama.cpp penalties (repeat_penalty over penalty_last_n = penalty_window, default 64); Hugging Face repetition_penalty looks at the whole input: penalty_window = 0; OpenAI presence/frequency",
     reads: &["repetition_penalty", "penalty_window", "penalty_mode", "presence_penalty", "frequency_penalty"],
     switches: &["repetition_penalty", "presence_penalty", "frequency_penalty"],
+    fields: FIELDS,
     is_on: |s| s.repetition_penalty != 1.0 || s.presence_penalty != 0.0 || s.frequency_penalty != 0.0,
     apply: Apply::Modifier(|z, history, s, _| {
         let recent = select_recent(history, s.penalty_window);

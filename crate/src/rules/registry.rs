@@ -1,35 +1,44 @@
-//! The stages, one line each: the list the pipeline, the "alone" columns,
-//! chain validation, the step inputs, the settings table and the report's
-//! `on` list iterate over. A stage is its own file's `SPEC` (see `spec`);
-//! adding one is its file, its line here and its `StageKind`.
+//! The stages' specs, in the stage list's order (`kind::with_stages`): what
+//! the pipeline, the "alone" columns, chain validation, the step inputs, the
+//! settings table and the report's `on` list iterate over, and the rules'
+//! fields, gathered from the specs. A stage is its own file's `SPEC` (see
+//! `spec`) and one line of the stage list.
 
-use super::kind::StageKind;
+use std::sync::LazyLock;
+
+use super::fields::{Field, GENERAL_FIELDS};
+use super::kind::{StageKind, with_stages};
 use super::settings::RuleSettings;
 use super::spec::{Apply, StageSpec};
-use super::{
-    bias, dry, epsilon_eta, min_p, mirostat, no_repeat_ngram, penalties, sequence_bias, temperature, top_k, top_n_sigma, top_p,
-    typical, xtc,
-};
 
-/// Every stage, in a chain-building order (`StageKind::ALL`'s).
-pub(crate) static SPECS: [&StageSpec; 16] = [
-    &sequence_bias::SPEC,
-    &penalties::SPEC,
-    &no_repeat_ngram::SPEC,
-    &bias::SPEC,
-    &dry::SPEC,
-    &temperature::SPEC,
-    &top_k::SPEC,
-    &top_p::SPEC,
-    &min_p::SPEC,
-    &typical::SPEC,
-    &typical::SPEC_LLAMA,
-    &epsilon_eta::SPEC_EPSILON,
-    &epsilon_eta::SPEC_ETA,
-    &top_n_sigma::SPEC,
-    &xtc::SPEC,
-    &mirostat::SPEC,
-];
+/// `SPECS` from the stage list.
+macro_rules! stage_specs {
+    ($( $module:ident: $( $kind:ident = $spec:ident ),+ ; )+) => {
+        /// Every stage's spec, at its `StageKind`'s place in `StageKind::ALL`.
+        pub(crate) static SPECS: [&StageSpec; StageKind::ALL.len()] = [$( $( &super::$module::$spec, )+ )+];
+    };
+}
+with_stages!(stage_specs);
+
+/// Every setting of the rules with a range: each stage's fields, then the
+/// general ones, in the order the page lists their controls and the CLI its
+/// flags (by `Group`; within one, in the stages' order); the lists (biases),
+/// with no control, last.
+pub static RULE_FIELDS: LazyLock<Vec<&'static Field>> = LazyLock::new(|| {
+    let mut all: Vec<&'static Field> = SPECS.iter().flat_map(|s| s.fields).chain(GENERAL_FIELDS).collect();
+    all.sort_by_key(|f| f.group().map_or(usize::MAX, |g| g as usize));
+    all
+});
+
+/// The field named `key`, if the rules have one.
+pub fn rule_field(key: &str) -> Option<&'static Field> {
+    RULE_FIELDS.iter().copied().find(|f| f.key == key)
+}
+
+/// Every stage with its kind, in `StageKind::ALL`'s order.
+pub(crate) fn kinds_and_specs() -> impl Iterator<Item = (StageKind, &'static StageSpec)> {
+    StageKind::ALL.into_iter().zip(SPECS)
+}
 
 /// What the page and the README say about a stage (the settings table's `stages`).
 #[derive(serde::Serialize, Clone, Debug, PartialEq)]
@@ -51,7 +60,8 @@ pub struct StageInfo {
 impl StageKind {
     /// The stage's spec.
     pub(crate) fn spec(self) -> &'static StageSpec {
-        SPECS.iter().copied().find(|s| s.kind == self).expect("every StageKind has a spec in SPECS")
+        // Both are made from the stage list, in its order.
+        SPECS[self as usize]
     }
 
     /// The stage's name in the reports (its serde name).
@@ -61,7 +71,7 @@ impl StageKind {
 
     /// The stage named `name`, if any.
     pub fn from_name(name: &str) -> Option<StageKind> {
-        SPECS.iter().find(|s| s.name == name).map(|s| s.kind)
+        kinds_and_specs().find(|(_, s)| s.name == name).map(|(kind, _)| kind)
     }
 
     /// Stages that only add to (or scale) logits and read the history, never
@@ -101,11 +111,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_specs_are_the_kinds_in_order_named_as_serde_names_them() {
-        assert_eq!(SPECS.map(|s| s.kind), StageKind::ALL);
-        for spec in SPECS {
-            assert_eq!(serde_json::to_value(spec.kind).unwrap(), serde_json::json!(spec.name));
+    fn the_specs_are_named_as_serde_names_their_kinds() {
+        for (kind, spec) in kinds_and_specs() {
+            assert_eq!(kind.spec().name, spec.name);
+            assert_eq!(serde_json::to_value(kind).unwrap(), serde_json::json!(spec.name));
             assert!(spec.switches.iter().all(|k| spec.reads.contains(k)), "{}: a switch it does not read", spec.name);
+        }
+    }
+
+    /// Every field is declared once, and every setting a stage reads is a field of
+    /// the rules or one of the settings without a range.
+    #[test]
+    fn every_field_is_declared_once_and_every_read_setting_is_known() {
+        let keys: Vec<&str> = RULE_FIELDS.iter().map(|f| f.key).collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert!(!keys[..i].contains(k), "{k} is declared twice");
+        }
+        let unranged = ["banned", "penalty_mode", "dry_sequence_breakers"];
+        for spec in SPECS {
+            for key in spec.reads {
+                assert!(keys.contains(key) || unranged.contains(key), "{} reads {key}, which no field declares", spec.name);
+            }
         }
     }
 

@@ -3,7 +3,8 @@
 //! when the history ends with all but its last token. Biases add up.
 
 use super::bias::apply_bias_and_bans;
-use super::kind::StageKind;
+use super::fields::{Field, Range, Slot};
+use super::settings::MAX_ABS_BIAS;
 use super::spec::{Apply, StageSpec, Takes};
 
 /// `(token id, total bias)` for the next position, in the order listed.
@@ -21,15 +22,26 @@ pub fn sequence_biases(history: &[u32], sequences: &[(Vec<u32>, f64)]) -> Vec<(u
     out
 }
 
+/// The settings the stage owns (sequence_bias).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "sequence_bias",
+        Slot::List,
+        Range::closed(-MAX_ABS_BIAS, MAX_ABS_BIAS),
+        "",
+        "Each sequence bias",
+    ),
+];
+
 /// The stage: Hugging Face's sequence bias on the logits.
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::SequenceBias,
     name: "sequence_bias",
     label: "sequence bias",
     what: "adds a bias to the token that would complete a listed token sequence (a one-token sequence always)",
     engines: "Hugging Face (sequence_bias, SequenceBiasLogitsProcessor)",
     reads: &["sequence_bias"],
     switches: &["sequence_bias"],
+    fields: FIELDS,
     is_on: |s| !s.sequence_bias.is_empty(),
     apply: Apply::Modifier(|z, history, s, _| {
         let biases = sequence_biases(history, &s.sequence_bias);

@@ -2,11 +2,12 @@
 //! spirit of llama.cpp's sampler interface (a name, `apply`, what it keeps
 //! between steps; the chain a list of samplers), a spec gives the stage's
 //! name and label, the settings it reads, when it is on, how it applies, its
-//! "alone" column and the step input it takes. `registry::SPECS` lists them;
+//! "alone" column, the step input it takes and the settings it owns (their
+//! ranges, flags and controls). `registry::SPECS` lists them;
 //! the pipeline, the "alone" columns, chain validation, the step inputs, the
 //! settings table and the report's `on` list iterate over it.
 
-use super::kind::StageKind;
+use super::fields::Field;
 use super::min_keep::keep_at_least;
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
@@ -14,8 +15,7 @@ use super::state::StepInputs;
 
 /// One stage, as data.
 pub struct StageSpec {
-    pub kind: StageKind,
-    /// The name in the reports, the URL and `--chain` (`kind`'s serde name).
+    /// The name in the reports, the URL and `--chain` (its `StageKind`'s serde name).
     pub name: &'static str,
     /// The page's words for it ("top-k", "DRY").
     pub label: &'static str,
@@ -28,6 +28,9 @@ pub struct StageSpec {
     /// The settings among `reads` whose move from the default can turn the
     /// stage on (the others only shape it: `xtc_threshold`, `dry_base`).
     pub switches: &'static [&'static str],
+    /// The settings it owns: their ranges, words, flags and controls (a
+    /// setting many stages read, `min_keep`, is in `fields::GENERAL_FIELDS`).
+    pub fields: &'static [Field],
     /// When the stage changes anything: `RuleSettings` alone decides it.
     pub is_on: fn(&RuleSettings) -> bool,
     pub apply: Apply,

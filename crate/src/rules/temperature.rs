@@ -1,6 +1,7 @@
 //! Temperature: divide the logits by tau before the softmax.
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
+use super::settings::{MAX_TEMPERATURE, MIN_TEMPERATURE};
 use super::spec::{Apply, StageSpec, Takes};
 
 use super::raw::RawDistribution;
@@ -49,15 +50,27 @@ impl Tempered {
     }
 }
 
+/// The settings the stage owns (temperature).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "temperature",
+        slot!(temperature: f64),
+        Range { smallest_positive: Some(MIN_TEMPERATURE), ..Range::closed(0.0, MAX_TEMPERATURE) },
+        "0 = greedy",
+        "Temperature",
+    )
+    .control(Control::slider("Temperature τ", "0 = greedy; 1 = the model's own distribution", 3.0, 0.01, Group::Rules)),
+];
+
 /// The stage: temperature (the pipeline measures it from `Tempered`).
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::Temperature,
     name: "temperature",
     label: "temperature",
     what: "divides the logits by tau (0 = greedy)",
     engines: "every engine; Hugging Face applies it first, llama.cpp last",
     reads: &["temperature"],
     switches: &["temperature"],
+    fields: FIELDS,
     is_on: |s| s.temperature != 1.0,
     apply: Apply::Temperature,
     alone: None,

@@ -1,6 +1,7 @@
 //! Top-k: keep the k most likely tokens.
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
+use super::settings::MAX_TOP_K;
 use super::settings::RuleSettings;
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
@@ -50,15 +51,27 @@ pub fn top_k_mask_hinted(probs: &[f64], k: usize, hint: &[u32]) -> Vec<bool> {
     mask_of_ids(candidates[..k].iter().map(|c| c.1), probs.len())
 }
 
+/// The settings the stage owns (top_k).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "top_k",
+        slot!(top_k: usize),
+        Range::integers(0.0, MAX_TOP_K as f64),
+        "0 = off",
+        "Keep the k most likely tokens",
+    )
+    .control(Control::slider("Top-k", "keep the k most likely tokens; 0 = off", 50.0, 1.0, Group::Rules)),
+];
+
 /// The stage: top-k (its alone column is measured whatever k, as the course shows it).
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::TopK,
     name: "top_k",
     label: "top-k",
     what: "keeps the k most likely tokens (at least min_keep), ties by lower id",
     engines: "every engine (Hugging Face keeps all tokens tied with the k-th)",
     reads: &["top_k", "min_keep"],
     switches: &["top_k"],
+    fields: FIELDS,
     is_on: |s| s.top_k != 0,
     apply: Apply::Cut(|c| {
         // Tokens near the top now: the raw ranking's first k, plus room for

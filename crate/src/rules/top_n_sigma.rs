@@ -3,7 +3,8 @@
 //! mean and the (population) standard deviation are taken over the finite
 //! logits, as llama.cpp does; on logits, so it reads the stage's logits.
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
+use super::settings::MAX_TOP_N_SIGMA;
 use super::min_keep::keep_at_least;
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
@@ -21,15 +22,29 @@ pub fn top_n_sigma_mask(logits: &[f64], n: f64) -> Vec<bool> {
     logits.iter().map(|&z| z.is_finite() && z >= floor).collect()
 }
 
+/// The settings the stage owns (top_n_sigma).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "top_n_sigma",
+        slot!(top_n_sigma: f64),
+        Range::closed(0.0, MAX_TOP_N_SIGMA),
+        "0 = off",
+        "Keep logits within n standard deviations of the top one",
+    )
+    .with_flag("top-nsigma")
+    .with_param("top_nsigma")
+    .control(Control::slider("Top-n-σ", "keep logits within n standard deviations of the largest; 0 = off", 5.0, 0.05, Group::Samplers)),
+];
+
 /// The stage: top-n-sigma, on the logits as they flow.
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::TopNSigma,
     name: "top_n_sigma",
     label: "top-n-σ",
     what: "keeps tokens whose logit is within n standard deviations of the largest logit",
     engines: "llama.cpp (top_n_sigma; <= 0 = off there, 0 = off here)",
     reads: &["top_n_sigma", "min_keep"],
     switches: &["top_n_sigma"],
+    fields: FIELDS,
     is_on: |s| s.top_n_sigma > 0.0,
     apply: Apply::Cut(|c| c.at_least(top_n_sigma_mask(c.logits, c.s.top_n_sigma))),
     alone: Some(AloneCut {

@@ -10,7 +10,7 @@
 //! sorted running sum is taken on that prefix to decide exactly as the
 //! definition does.
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
 use super::min_keep::keep_at_least;
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
@@ -101,15 +101,27 @@ fn count_nucleus_sorted(candidates: &mut [Candidate], p: f64, hint: usize) -> us
     }
 }
 
+/// The settings the stage owns (top_p).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "top_p",
+        slot!(top_p: f64),
+        Range { min_excluded: true, ..Range::closed(0.0, 1.0) },
+        "1 = off",
+        "Keep the smallest set reaching this mass",
+    )
+    .control(Control::slider("Top-p (nucleus)", "smallest set with this much mass; 1 = off", 1.0, 0.01, Group::Rules)),
+];
+
 /// The stage: top-p (its alone column is measured whatever p, as the course shows it).
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::TopP,
     name: "top_p",
     label: "top-p",
     what: "keeps the smallest top set whose mass reaches p (at least min_keep)",
     engines: "every engine",
     reads: &["top_p", "min_keep"],
     switches: &["top_p"],
+    fields: FIELDS,
     is_on: |s| s.top_p < 1.0,
     apply: Apply::Cut(|c| c.at_least(top_p_mask(c.probs, c.s.top_p))),
     alone: Some(AloneCut {

@@ -13,7 +13,7 @@
 //! Both keep at least `min_keep` tokens in that same order (the most typical,
 //! not the most probable). `p >= 1` keeps every possible token.
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
 use std::cmp::Ordering;
@@ -118,15 +118,27 @@ pub fn typical_p_llama_mask(probs: &[f64], p: f64, min_keep: usize) -> Vec<bool>
     })
 }
 
+/// The settings the stage owns (typical_p).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "typical_p",
+        slot!(typical_p: f64),
+        Range { min_excluded: true, ..Range::closed(0.0, 1.0) },
+        "1 = off",
+        "Locally typical sampling's mass",
+    )
+    .control(Control::slider("Typical-p", "keep the tokens whose surprise is nearest the entropy, up to this mass; 1 = off", 1.0, 0.01, Group::Samplers)),
+];
+
 /// The stage: Hugging Face's typical sampling.
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::TypicalP,
     name: "typical_p",
     label: "typical (HF)",
     what: "locally typical sampling: keeps the tokens whose surprise is closest to the entropy until their mass reaches typical_p; every token tied with the last one is kept",
     engines: "Hugging Face (typical_p, TypicalLogitsWarper: cumulative mass >= p, ties at the cut kept)",
     reads: &["typical_p", "min_keep"],
     switches: &["typical_p"],
+    fields: FIELDS,
     is_on: |s| s.typical_p < 1.0,
     apply: Apply::Cut(|c| typical_p_mask(c.probs, c.s.typical_p, c.s.min_keep)),
     alone: Some(AloneCut {
@@ -140,13 +152,13 @@ pub(crate) const SPEC: StageSpec = StageSpec {
 
 /// The stage: llama.cpp's typical sampling.
 pub(crate) const SPEC_LLAMA: StageSpec = StageSpec {
-    kind: StageKind::TypicalPLlama,
     name: "typical_p_llama",
     label: "typical (llama)",
     what: "locally typical sampling as llama.cpp does it: the same ordering, stops once the mass exceeds typical_p, exactly that many tokens (ties by lower id)",
     engines: "llama.cpp (typical_p: cumulative mass > p, ties cut by sort order)",
     reads: &["typical_p", "min_keep"],
     switches: &["typical_p"],
+    fields: &[],
     is_on: |s| s.typical_p < 1.0,
     apply: Apply::Cut(|c| typical_p_llama_mask(c.probs, c.s.typical_p, c.s.min_keep)),
     alone: Some(AloneCut {

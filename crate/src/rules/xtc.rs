@@ -6,7 +6,7 @@
 //! above 0.5 never acts), or when the cut would leave fewer than `min_keep`.
 //! The coin comes from the session's seeded RNG (`StepInputs::xtc_coin`).
 
-use super::kind::StageKind;
+use super::fields::{Control, Field, Group, Range, slot};
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
 use super::ranking::{collect_candidates, compare_candidates};
@@ -31,15 +31,35 @@ pub fn xtc_mask(probs: &[f64], threshold: f64, probability: f64, coin: Option<f6
     mask
 }
 
+/// The settings the stage owns (xtc_probability, xtc_threshold).
+const FIELDS: &[Field] = &[
+    Field::new(
+        "xtc_probability",
+        slot!(xtc_probability: f64),
+        Range::closed(0.0, 1.0),
+        "0 = off",
+        "XTC: the chance it removes the top choices at a step",
+    )
+    .control(Control::slider("XTC probability", "chance per step that XTC removes the top choices; 0 = off", 1.0, 0.01, Group::Samplers)),
+    Field::new(
+        "xtc_threshold",
+        slot!(xtc_threshold: f64),
+        Range::closed(0.0, 1.0),
+        "above 0.5 XTC does nothing",
+        "XTC: the top choices are the tokens at least this likely",
+    )
+    .control(Control::slider("XTC threshold", "tokens at least this likely are top choices; all but the least likely of them go", 1.0, 0.01, Group::Samplers)),
+];
+
 /// The stage: XTC, with the step's coin (alone, as if it came up when there is none).
 pub(crate) const SPEC: StageSpec = StageSpec {
-    kind: StageKind::Xtc,
     name: "xtc",
     label: "XTC",
     what: "exclude top choices: with probability xtc_probability (a coin from the seeded RNG) removes every token above xtc_threshold except the least likely of them",
     engines: "llama.cpp (xtc_probability, xtc_threshold; a threshold above 0.5 does nothing)",
     reads: &["xtc_probability", "xtc_threshold", "min_keep"],
     switches: &["xtc_probability"],
+    fields: FIELDS,
     is_on: |s| s.xtc_probability > 0.0 && s.xtc_threshold <= 0.5,
     apply: Apply::Cut(|c| xtc_mask(c.probs, c.s.xtc_threshold, c.s.xtc_probability, c.inputs.xtc_coin, c.s.min_keep)),
     alone: Some(AloneCut {

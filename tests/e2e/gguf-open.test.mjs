@@ -123,6 +123,8 @@ test("SmolLM2 opened from disk becomes the model, stays out of links, and leaves
   assert.equal(await page.inputValue("#model-select"), "file");
   assert.match(await page.textContent("#model-select option[value=file]"), /Your file: SmolLM2-135M-Instruct\.Q4_1\.gguf/);
   assert.deepEqual(requests.slice(requestsBefore).filter((r) => r.includes(".gguf")), [], "the file never went over the network");
+  assert.deepEqual(await page.evaluate(() => window.__loadFiles), ["File"],
+    "the worker got the File itself, to read piece by piece into the engine, not the page's copy of its bytes");
   await page.click("#btn-step");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
   await page.waitForFunction(() => document.body.dataset.urlPending !== "true");

@@ -318,15 +318,21 @@ export function forgiveAbsentIndex(errors) {
 
 /**
  * From the next navigation on, the type of every message the page posts to
- * its engine worker is pushed onto `window.__sent`.
+ * its engine worker is pushed onto `window.__sent`, and what each load sent as
+ * a file from disk onto `window.__loadFiles`.
  * @param {import("playwright-core").Page} page
  */
 export async function recordWorkerMessages(page) {
   await page.addInitScript(() => {
     window.__sent = [];
+    // What each load's model carried as a file from disk: its type's name
+    // ("File": a handle; "ArrayBuffer": the bytes), so a test can see the page
+    // never read the file whole.
+    window.__loadFiles = [];
     const post = Worker.prototype.postMessage;
     Worker.prototype.postMessage = function (msg, ...rest) {
       if (msg && typeof msg.type === "string") window.__sent.push(msg.type);
+      if (msg?.type === "load" && msg.model?.file) window.__loadFiles.push(Object.prototype.toString.call(msg.model.file).slice(8, -1));
       return post.call(this, msg, ...rest);
     };
   });

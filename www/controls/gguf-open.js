@@ -24,14 +24,9 @@ export async function openGguf(file) {
   unsay("open-file");
   const problem = await checkFile(file);
   if (problem) { say(problem, "error", "open-file"); return; }
-  let buffer;
-  try {
-    buffer = await file.arrayBuffer();
-  } catch (err) {
-    say(`Could not read ${file.name}: ${err instanceof Error ? err.message : err}`, "error", "open-file");
-    return;
-  }
-  await loadFile(buffer, file.name);
+  // The worker reads the file piece by piece into the engine's memory: the
+  // page never holds its bytes.
+  await loadFile(file, file.name);
 }
 
 /**

@@ -96,25 +96,26 @@ function takeModel(info) {
 }
 
 /**
- * Open a GGUF file from the user's disk: the bytes go to the worker
- * (transferred, not copied), which builds the model. Until it has, the model
- * loaded before stays in the worker; a file the engine refuses leaves it
- * there and usable, with a message saying why.
- * @param {ArrayBuffer} buffer the whole file
+ * Open a GGUF file from the user's disk: the worker gets the File (a handle,
+ * not its bytes), reads it piece by piece into the engine's memory and
+ * builds the model, so the file's bytes are held once. Until it has, the
+ * model loaded before stays in the worker; a file the engine refuses leaves
+ * it there and usable, with a message saying why.
+ * @param {Blob} file
  * @param {string} name its name
  */
-export async function loadFile(buffer, name) {
+export async function loadFile(file, name) {
   await stopRun();
   client.dropStale();
   const wasReady = view.ready;
   store.loadStarted();
   document.body.dataset.ready = "false";
   setBusy(true);
-  showProgress({ loaded: buffer.byteLength, total: buffer.byteLength, what: name, stage: "build" });
+  showProgress({ loaded: 0, total: file.size, what: name, stage: "read" });
   scheduleRender();
   let loaded = false;
   try {
-    const msg = await client.request("load", { model: { file: buffer, name }, kv_type: state.kv ?? undefined }, undefined, [buffer]);
+    const msg = await client.request("load", { model: { file, name }, kv_type: state.kv ?? undefined });
     loaded = true;
     local.invalidate(); // the new model's vocabulary follows its first report
     store.forgetModelViews();

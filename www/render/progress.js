@@ -8,7 +8,7 @@ import { setText, setAttr } from "./dom.js";
  * @property {number} loaded   bytes so far
  * @property {number} total    bytes expected (0: unknown)
  * @property {string} what     the file's URL or name
- * @property {string} [stage]  "download" | "cache" | "read" | "build" (default "download")
+ * @property {string} [stage]  "download" | "cache" | "read" (a file from the user's disk) | "build" (default "download")
  */
 
 /** @param {number} n */
@@ -34,10 +34,10 @@ export function renderProgress(root, p) {
   const file = p.what.split("/").pop().replace(/\?.*$/, "");
   const stage = p.stage ?? "download";
   setAttr(root, "data-stage", stage);
-  if (stage === "read" || stage === "build") {
+  if (stage === "build") {
     // The engine works on the whole file at once: no figure to show, an indeterminate bar.
     bar.removeAttribute("value");
-    setText(label, stage === "read" ? `Reading ${file}…` : `Building the model from ${file} (${mb(p.total || p.loaded)} MB; this takes a few seconds)…`);
+    setText(label, `Building the model from ${file} (${mb(p.total || p.loaded)} MB; this takes a few seconds)…`);
     return;
   }
   const percent = p.total ? Math.min(100, Math.floor((100 * p.loaded) / p.total)) : null;
@@ -45,6 +45,6 @@ export function renderProgress(root, p) {
   setAttr(root, "data-loaded", p.loaded);
   setAttr(root, "data-total", p.total);
   if (percent !== null) setAttr(root, "data-percent", percent);
-  const verb = stage === "cache" ? "Reading from the browser's cache" : "Downloading";
+  const verb = stage === "cache" ? "Reading from the browser's cache" : stage === "read" ? "Reading from your disk" : "Downloading";
   setText(label, `${verb} ${file}: ${mb(p.loaded)}${p.total ? ` of ${mb(p.total)} MB (${percent}%)` : " MB"}`);
 }

@@ -84,6 +84,43 @@ export class JsBytes {
 }
 
 /**
+ * A file from the user's disk (a File the page handed over: a handle, not
+ * its bytes), read piece by piece into the sink `makeSink(size)` returns, so
+ * its bytes are held once, in the engine's memory, and never as a whole
+ * here or on the page.
+ * @template {ByteSink} S
+ * @param {number} id
+ * @param {Blob} file
+ * @param {string} name
+ * @param {(size: number) => S | Promise<S>} makeSink
+ * @returns {Promise<S>}
+ */
+export async function readUserFile(id, file, name, makeSink) {
+  const total = file.size;
+  const sink = await makeSink(total);
+  try {
+    const read = pieceReader(file.stream());
+    let lastPost = 0;
+    for (;;) {
+      const { done, value } = await read().catch((err) => {
+        throw new Error(`reading ${name} stopped after ${sink.length.toLocaleString("en")} of ${total.toLocaleString("en")} bytes ` +
+          `(${err?.message ?? err}); was it moved or changed? Open it again`);
+      });
+      if (done) break;
+      sink.push(value);
+      const now = performance.now();
+      if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded: sink.length, total, what: name, stage: "read" }); }
+    }
+    if (sink.length !== total) throw new Error(`${name} gave ${sink.length} of its ${total} bytes; was it changed while it was read? Open it again`);
+    self.postMessage({ id, type: "progress", loaded: total, total, what: name, stage: "read" });
+    return sink;
+  } catch (err) {
+    sink.free?.();
+    throw err;
+  }
+}
+
+/**
  * Fetch a large file once, streaming progress to the page, and keep it in the
  * Cache API so the next visit reads it from disk. The bytes go piece by
  * piece into the sink `makeSink(size)` returns (no second copy to join

@@ -8,7 +8,7 @@
 // message after a load's first report.
 
 import init, { FileBuffer, Playground, set_panic_hook } from "../pkg/nexttoken.js";
-import { fetchModelFiles, fetchCachedBytes, forgetCached } from "./downloads.js";
+import { fetchModelFiles, fetchCachedBytes, forgetCached, readUserFile } from "./downloads.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -190,7 +190,7 @@ function reportError(id, err) {
  * in place until the new one is built, so a file the engine refuses leaves
  * the page with a working model.
  * @param {number} id
- * @param {{ builtin?: string, base?: string, gguf?: string, bytes?: number, version?: string, file?: ArrayBuffer, name?: string }} model
+ * @param {{ builtin?: string, base?: string, gguf?: string, bytes?: number, version?: string, file?: Blob, name?: string }} model
  * @param {string} [kvType] one of the engine's KV types: the KV cache's numbers (the engine checks it); absent: the model's own
  */
 async function load(id, model, kvType) {
@@ -202,6 +202,8 @@ async function load(id, model, kvType) {
   // A GGUF file streams straight into the engine's memory (a FileBuffer,
   // once the engine is up), which the model then keeps as its weights.
   else if (model.gguf) files = fetchCachedBytes(id, model.gguf, model.version ?? "1", model.bytes ?? 0, async (n) => { await engineReady; return new FileBuffer(n); }).then(done);
+  // A file from the user's disk streams the same way, from the handle the page sent.
+  else if (model.file) files = readUserFile(id, model.file, model.name ?? "model.gguf", async (n) => { await engineReady; return new FileBuffer(n); }).then(done);
   files?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
   const module = await engineReady;
   timings.wasm_ms = performance.now() - t0;
@@ -232,7 +234,7 @@ async function load(id, model, kvType) {
 /**
  * The engine's model from what load() fetched.
  * @param {number} id
- * @param {{ builtin?: string, base?: string, gguf?: string, file?: ArrayBuffer, name?: string }} model
+ * @param {{ builtin?: string, base?: string, gguf?: string, file?: Blob, name?: string }} model
  * @param {any} fetched
  * @param {string} [kvType] ignored by the built-in course models (their numbers are the course's)
  * @returns {any} a Playground
@@ -246,19 +248,11 @@ function build(id, model, fetched, kvType) {
   } else if (model.gguf || model.file) {
     if (typeof Playground.from_gguf !== "function") throw new Error("this engine build cannot read GGUF files yet (no Playground.from_gguf; rebuild www/pkg)");
     const name = model.file ? (model.name ?? "model.gguf") : model.gguf.split("/").pop();
-    const size = model.file ? model.file.byteLength : fetched.length;
+    const size = fetched.length;
     self.postMessage({ id, type: "progress", loaded: size, total: size, what: name, stage: "build" });
-    if (model.file) {
-      // A file the user opened: the page handed over its bytes; the engine
-      // copies them in, and this thread's copy goes when this function returns.
-      const bytes = new Uint8Array(model.file);
-      model.file = undefined;
-      next = Playground.from_gguf(bytes, name, undefined, kvType);
-    } else {
-      const buffer = fetched;
-      fetched = null;
-      next = Playground.from_gguf_buffer(buffer, name, undefined, kvType); // takes the buffer over
-    }
+    const buffer = fetched;
+    fetched = null;
+    next = Playground.from_gguf_buffer(buffer, name, undefined, kvType); // takes the buffer over
   } else {
     throw new Error("load: the model names no source (builtin, base, gguf or file)");
   }

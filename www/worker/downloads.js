@@ -144,19 +144,63 @@ export async function fetchCachedBytes(id, url, version, expected, makeSink) {
   }
   const res = await fetch(url);
   if (!res.ok) throw new Error(`could not fetch ${url} (HTTP ${res.status})`);
-  // The cache reads its own branch of the body (a failed write, e.g. over
+  // The cache is fed the pieces as they are read (a failed write, e.g. over
   // the quota, only costs the next visit a download).
-  const stored = cache ? cache.put(key, res.clone()).catch(() => {}) : Promise.resolve();
+  const copy = cache ? cacheCopy(cache, key, res.headers) : null;
   try {
-    const bytes = await readBody(id, res, url, expected, "download", makeSink);
-    await stored;
+    const bytes = await readBody(id, res, url, expected, "download", makeSink, copy);
+    copy?.close();
+    await copy?.stored;
     return bytes;
   } catch (err) {
     // A download that failed half-way leaves no entry behind to be used later.
-    await stored;
+    copy?.fail(err);
+    await copy?.stored;
     await cache?.delete(key).catch(() => {});
     throw err;
   }
+}
+
+/**
+ * The Cache API's copy of a download, written from the pieces the download
+ * reads, with the download waiting whenever the cache is more than a few
+ * pieces behind. (A tee of the response instead buffers whatever its slower
+ * branch has not read yet: from a fast server, tens of MB of a 253 MB file
+ * held at once, on top of the engine's copy.)
+ * @param {Cache} cache
+ * @param {string} key
+ * @param {Headers} headers the response's, Content-Length included
+ */
+function cacheCopy(cache, key, headers) {
+  /** @type {ReadableStreamDefaultController<Uint8Array>} */
+  let controller;
+  /** @type {(() => void) | null} */
+  let wake = null;
+  let open = true;
+  const body = new ReadableStream({
+    start(c) { controller = c; },
+    pull() { wake?.(); wake = null; },
+    cancel() { open = false; wake?.(); wake = null; },
+  }, new ByteLengthQueuingStrategy({ highWaterMark: 4 * PIECE_BYTES }));
+  const stored = cache.put(key, new Response(body, { headers })).catch(() => { open = false; wake?.(); wake = null; });
+  return {
+    stored,
+    /** @param {Uint8Array} piece the reader's piece (copied: the next read reuses its buffer) */
+    async push(piece) {
+      if (!open) return;
+      controller.enqueue(piece.slice());
+      if ((controller.desiredSize ?? 1) > 0) return;
+      // A cache that stops reading for 10 s is given up: the download goes on without it.
+      const pulled = await Promise.race([
+        new Promise((resolve) => { wake = () => resolve(true); }),
+        new Promise((resolve) => setTimeout(() => resolve(false), 10000)),
+      ]);
+      if (!pulled && open) { open = false; wake = null; controller.error(new Error("the cache stopped reading")); }
+    },
+    close() { if (open) controller.close(); },
+    /** @param {unknown} err */
+    fail(err) { if (open) { open = false; controller.error(err); } },
+  };
 }
 
 /**
@@ -168,15 +212,18 @@ export async function fetchCachedBytes(id, url, version, expected, makeSink) {
  * @param {number} expected
  * @param {"download"|"cache"} stage
  * @param {(size: number) => S | Promise<S>} makeSink
+ * @param {{ push(piece: Uint8Array): Promise<void> } | null} [copy] also given each piece (the cache's copy)
  * @returns {Promise<S>}
  */
-async function readBody(id, res, url, expected, stage, makeSink) {
+async function readBody(id, res, url, expected, stage, makeSink, copy = null) {
   const total = Number(res.headers.get("content-length")) || expected || 0;
   const what = url;
   const sink = await makeSink(total);
   try {
     if (!res.body) {
-      sink.push(new Uint8Array(await res.arrayBuffer()));
+      const whole = new Uint8Array(await res.arrayBuffer());
+      sink.push(whole);
+      if (copy) await copy.push(whole);
     } else {
       let lastPost = 0;
       const read = pieceReader(res.body);
@@ -187,6 +234,7 @@ async function readBody(id, res, url, expected, stage, makeSink) {
         });
         if (done) break;
         sink.push(value);
+        if (copy) await copy.push(value);
         // At most ~20 progress messages a second (a chunk is often 64 KiB).
         const now = performance.now();
         if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded: sink.length, total, what, stage }); }

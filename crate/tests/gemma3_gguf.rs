@@ -27,13 +27,13 @@
 //! engine's distance from llama.cpp was 0.80 / 0.41 (smollm2_gguf.rs): 0.7 of
 //! it. The fixture's `tolerance` is 1.5 times `activation_rounding`
 //! (2.29 / 1.06). Measured with the gemma3 decoder (`--nocapture`): prompts
-//! 0.52 / 0.31, greedy steps 0.58 / 0.47; the 1,100-token text 1.34 / 0.59
-//! before the window's edge, 0.98 / 0.48 up to the ring's edge and
-//! 1.05 / 0.69 past it.
+//! 0.51 / 0.36, greedy steps 0.65 / 0.53; the 1,100-token text 1.32 / 0.68
+//! before the window's edge, 1.37 / 0.74 up to the ring's edge and
+//! 1.07 / 0.65 past it.
 //!
 //! # Cost
 //! In the test profile (the crate at opt-level 1) on two busy cores the
-//! long text's 395 positions took 33 s, the whole file 34 s.
+//! long text's 395 positions took 24-33 s, the whole file 24-34 s.
 
 mod llamacpp_support;
 

@@ -35,6 +35,7 @@
 //! In the test profile (the crate at opt-level 1) on two busy cores the
 //! long text's 395 positions took 24-33 s, the whole file 24-34 s.
 
+mod forced_text;
 mod llamacpp_support;
 
 use std::path::PathBuf;
@@ -191,39 +192,7 @@ fn a_long_text_matches_llama_cpp_past_the_sliding_window_and_the_ring() {
 /// character, through a step back between those bytes.
 #[test]
 fn step_deltas_join_into_the_text_through_byte_fallback_pieces() {
-    use nexttoken::rules::RuleSettings;
-    use nexttoken::session::GenerationSettings;
     let bytes = require_model!();
     let mut s = gguf::session_from_gguf(bytes.to_vec(), "gemma3-270m", BackendKind::Flex).expect("Gemma 3 270M loads");
-    let target = "Signs 𓀀𓁐 and 🦀 中文 ok";
-    let ids = s.tokenizer().encode(target).unwrap();
-    let piece = |id: u32| s.tokenizer().token_bytes(id);
-    let inside = (0..ids.len())
-        .find(|&k| std::str::from_utf8(&ids[..=k].iter().flat_map(|&i| piece(i)).collect::<Vec<_>>()).is_err())
-        .expect("the vocabulary spells one of these characters in byte pieces");
-    // Greedy with the wanted token pushed far ahead of the others.
-    let forcing = |id: u32| GenerationSettings {
-        rules: RuleSettings { temperature: 0.0, logit_bias: vec![(id, 100.0)], ..RuleSettings::default() },
-        max_new: 200,
-        ..GenerationSettings::default()
-    };
-    let mut text = s.start("Say:", &forcing(ids[0])).unwrap().full.expect("a start reports the whole transcript").text;
-    let mut texts = Vec::new();
-    for &id in &ids {
-        let rep = s.step(&forcing(id)).unwrap();
-        assert_eq!(rep.chosen.as_ref().map(|c| c.id), Some(id));
-        text.push_str(&rep.text_delta);
-        assert_eq!(text, s.transcript().text);
-        texts.push(text.clone());
-    }
-    assert_eq!(text, s.text(), "the whole text once every character is finished");
-    assert!(text.ends_with(target), "{text:?}");
-    let back = s.rewind(inside + 1, &forcing(ids[inside + 1])).unwrap();
-    let mut text = back.full.expect("a step back reports the whole transcript").text;
-    assert_eq!(text, texts[inside]);
-    assert!(s.text().ends_with('\u{FFFD}'), "decode shows the unfinished character");
-    for &id in &ids[inside + 1..] {
-        text.push_str(&s.step(&forcing(id)).unwrap().text_delta);
-    }
-    assert_eq!(text, texts[ids.len() - 1]);
+    forced_text::check_deltas_through_a_split_character(&mut s, "Signs 𓀀𓁐 and 🦀 中文 ok");
 }

@@ -40,6 +40,7 @@
 //! The tolerances below are the f32 path's maxima with about 30% to spare; the F16
 //! copy, where present, is held to 0.05.
 
+mod forced_text;
 mod llamacpp_support;
 
 use std::path::PathBuf;
@@ -449,41 +450,9 @@ fn the_f16_copy_stays_at_16_bits_and_follows_the_f32_weights_when_present() {
 fn step_deltas_join_into_the_text_through_split_characters() {
     let bytes = require_model!();
     let (lm, tok) = load(bytes);
-    let target = "Crabs 🦀, 中文 and 😀 ok";
-    let ids = tok.encode(target).unwrap();
     let mut s = Session::new(Box::new(lm), Box::new(tok)).unwrap();
-    // Greedy with the wanted token pushed far ahead of the others.
-    let forcing = |id: u32| GenerationSettings {
-        rules: RuleSettings { temperature: 0.0, logit_bias: vec![(id, 100.0)], ..RuleSettings::default() },
-        max_new: 200,
-        ..GenerationSettings::default()
-    };
-    let first = s.start("Say:", &forcing(ids[0])).unwrap();
-    let mut text = first.full.expect("a start reports the whole transcript").text;
-    let mut texts = Vec::new();
-    for &id in &ids {
-        let rep = s.step(&forcing(id)).unwrap();
-        assert_eq!(rep.chosen.as_ref().map(|c| c.id), Some(id));
-        assert!(rep.full.is_none());
-        text.push_str(&rep.text_delta);
-        assert_eq!(text, s.transcript().text);
-        texts.push(text.clone());
-    }
-    assert_eq!(text, s.text(), "the whole text once every character is finished");
-    assert!(text.ends_with(target), "{text:?}");
-    // The first token that ends inside a character: step back to just after it.
-    let inside = (0..ids.len())
-        .find(|&k| std::str::from_utf8(&ids[..=k].iter().flat_map(|&i| s.tokenizer().token_bytes(i)).collect::<Vec<_>>()).is_err())
-        .expect("the vocabulary splits one of these characters over tokens");
-    let back = s.rewind(inside + 1, &forcing(ids[inside + 1])).unwrap();
-    let mut text = back.full.expect("a step back reports the whole transcript").text;
-    assert_eq!(text, texts[inside]);
-    assert!(s.text().ends_with('\u{FFFD}'), "decode shows the unfinished character");
-    // Forced to the end again, then sampled on.
-    for &id in &ids[inside + 1..] {
-        text.push_str(&s.step(&forcing(id)).unwrap().text_delta);
-    }
-    assert_eq!(text, texts[ids.len() - 1]);
+    let mut text = forced_text::check_deltas_through_a_split_character(&mut s, "Crabs 🦀, 中文 and 😀 ok");
+    // Then sampled on: the deltas still join into the transcript.
     let free = GenerationSettings { rules: RuleSettings { temperature: 1.0, ..RuleSettings::default() }, max_new: 200, ..GenerationSettings::default() };
     for _ in 0..16 {
         let rep = s.step(&free).unwrap();

@@ -22,7 +22,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { GEMMA3_FILE, REPO_ROOT, needGemma3, screenshot, startSuite, stopSuite, waitForReady, wasmPromptLogits } from "./harness.mjs";
+import { GEMMA3_FILE, REPO_ROOT, checkAgainstLlamaCpp, needGemma3, screenshot, searchThreeBeams, startSuite, stopSuite, waitForReady, wasmPromptLogits } from "./harness.mjs";
 
 const FIXTURE = JSON.parse(readFileSync(path.join(REPO_ROOT, "tests", "fixtures", "gemma3-llamacpp.json"), "utf8"));
 const TOLERANCE = FIXTURE.tolerance;
@@ -38,28 +38,6 @@ before(async () => {
   if (existsSync(GEMMA3_FILE)) ({ server, browser } = await startSuite());
 });
 after(() => stopSuite({ server, browser }));
-
-/**
- * Our top 50 against llama.cpp's top 10 at one position: the same top token
- * wherever llama.cpp's margin is wider than the tolerance, all ten among
- * ours, their logits within the tolerance (and after removing the mean gap).
- */
-function checkTop(t, what, ourTop, ref) {
-  const logit = new Map(ourTop);
-  if (ref[0][1] - ref[1][1] > TOLERANCE.centred) assert.equal(ourTop[0][0], ref[0][0], `${what}: the top token`);
-  for (const [id] of ref) assert.ok(logit.has(id), `${what}: llama.cpp's token ${id} is not in our top 50`);
-  const ourMean = ref.reduce((s, [id]) => s + logit.get(id), 0) / ref.length;
-  const refMean = ref.reduce((s, [, l]) => s + l, 0) / ref.length;
-  let abs = 0, centred = 0;
-  for (const [id, l] of ref) {
-    const d = logit.get(id) - l;
-    abs = Math.max(abs, Math.abs(d));
-    centred = Math.max(centred, Math.abs(d - (ourMean - refMean)));
-  }
-  t.diagnostic(`${what}: max gap ${abs.toFixed(3)}, centred ${centred.toFixed(3)}`);
-  assert.ok(abs <= TOLERANCE.abs && centred <= TOLERANCE.centred,
-    `${what}: logits differ from llama.cpp's by ${abs} (centred ${centred}); tolerance ${JSON.stringify(TOLERANCE)}`);
-}
 
 test("the wasm engine's Gemma 3 logits agree with llama.cpp's on every fixture prompt and after the long text", { timeout: LOAD_MS }, async (t) => {
   if (!needGemma3(t)) return;
@@ -77,13 +55,13 @@ test("the wasm engine's Gemma 3 logits agree with llama.cpp's on every fixture p
   FIXTURE.prompts.forEach((p, i) => {
     const what = `prompt "${p.name}"`;
     assert.deepEqual(ours[i].ids, p.ids, `${what}: llama.cpp's token ids (BOS first)`);
-    checkTop(t, what, ours[i].top, p.top10);
+    checkAgainstLlamaCpp(t, what, ours[i].top, p.top10, TOLERANCE);
   });
   const long = ours[FIXTURE.prompts.length];
   const n = tf.ids.length;
   assert.ok(n > 768 && tf.positions.at(-1) === n - 1, `the fixture's text (${n} tokens) is longer than the ring`);
   assert.deepEqual(long.ids, tf.ids, "the long text's token ids are llama.cpp's");
-  checkTop(t, `the ${n}-token text's last position`, long.top, tf.top10.at(-1));
+  checkAgainstLlamaCpp(t, `the ${n}-token text's last position`, long.top, tf.top10.at(-1), TOLERANCE);
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -134,11 +112,8 @@ test("Gemma 3 loads in the page, draws from its 262,144-token vocabulary and ste
   assert.match(kinds, /^3 global layers \(5, 11, 17\) hold all \d+ positions/);
   assert.match(kinds, /15 local layers \([^)]*\) see a window of 512/);
 
-  // Beam search runs on Gemma too (by itself or on Search, by this machine's speed).
-  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3 ||
-    !document.querySelector("#p-beam [data-action=beam-search]")?.hidden);
-  if (await page.isVisible("#p-beam [data-action=beam-search]")) await page.click("#p-beam [data-action=beam-search]");
-  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3);
+  // Beam search runs on Gemma too.
+  await searchThreeBeams(page);
   assert.match(await page.textContent("#p-beam [data-slot=note]"), /^3 beams/);
 
   // Step back: one token fewer.

@@ -11,6 +11,7 @@
 //   CHROMIUM      another Chromium binary than /usr/bin/chromium
 //   FIREFOX       another Firefox binary than /usr/bin/firefox-esr
 
+import assert from "node:assert/strict";
 import path from "node:path";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, stat } from "node:fs/promises";
@@ -368,4 +369,47 @@ export async function wasmPromptLogits(page, file, prompts) {
       return { ids: rep.full.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
     });
   }, { url, prompts });
+}
+
+/**
+ * Our top 50 logits at one position against llama.cpp's top 10 there, as the
+ * native tests compare them (crate/tests/llamacpp_support): the same top
+ * token wherever llama.cpp's margin is wider than the centred tolerance, all
+ * ten among ours, and their logits within `tolerance`, raw and after removing
+ * each side's mean over the ten (the error in log p_i/p_j).
+ * @param {import("node:test").TestContext} t
+ * @param {string} what
+ * @param {[number, number][]} ourTop [id, logit], highest first
+ * @param {[number, number][]} ref llama.cpp's [id, logit], highest first
+ * @param {{ abs: number, centred: number }} tolerance
+ */
+export function checkAgainstLlamaCpp(t, what, ourTop, ref, tolerance) {
+  const logit = new Map(ourTop);
+  if (ref[0][1] - ref[1][1] > tolerance.centred) assert.equal(ourTop[0][0], ref[0][0], `${what}: the top token`);
+  for (const [id] of ref) assert.ok(logit.has(id), `${what}: llama.cpp's token ${id} is not in our top 50`);
+  const ourMean = ref.reduce((s, [id]) => s + logit.get(id), 0) / ref.length;
+  const refMean = ref.reduce((s, [, l]) => s + l, 0) / ref.length;
+  let abs = 0, centred = 0;
+  for (const [id, l] of ref) {
+    const d = logit.get(id) - l;
+    abs = Math.max(abs, Math.abs(d));
+    centred = Math.max(centred, Math.abs(d - (ourMean - refMean)));
+  }
+  t.diagnostic(`${what}: max gap ${abs.toFixed(3)}, centred ${centred.toFixed(3)}`);
+  assert.ok(abs <= tolerance.abs && centred <= tolerance.centred,
+    `${what}: logits differ from llama.cpp's by ${abs} (centred ${centred}); tolerance ${JSON.stringify(tolerance)}`);
+}
+
+/**
+ * A 3-beam search in the page's Beam panel: it runs by itself after a step
+ * when its estimate (beams × length × the last step's time) is under half a
+ * second, else it waits for the Search button, which this presses. Which one
+ * depends on the machine's speed. Resolves once three beams are listed.
+ * @param {import("playwright-core").Page} page
+ */
+export async function searchThreeBeams(page) {
+  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3 ||
+    !document.querySelector("#p-beam [data-action=beam-search]")?.hidden);
+  if (await page.isVisible("#p-beam [data-action=beam-search]")) await page.click("#p-beam [data-action=beam-search]");
+  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3);
 }

@@ -17,7 +17,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT, SMOLLM2_FILE, needSmollm2, startSuite, stopSuite, wasmPromptLogits } from "./harness.mjs";
+import { REPO_ROOT, SMOLLM2_FILE, checkAgainstLlamaCpp, needSmollm2, startSuite, stopSuite, wasmPromptLogits } from "./harness.mjs";
 
 const FIXTURE = JSON.parse(readFileSync(path.join(REPO_ROOT, "tests", "fixtures", "smollm2-llamacpp.json"), "utf8"));
 /** The native tests' tolerance (crate/tests/smollm2_gguf.rs LOGIT_TOLERANCE). */
@@ -44,23 +44,11 @@ test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture p
   FIXTURE.prompts.forEach((p, i) => {
     const what = `prompt "${p.name}"`;
     assert.deepEqual(ours[i].ids, p.ids, `${what}: llama.cpp's token ids`);
-    const logit = new Map(ours[i].top);
     const ourTop10 = ours[i].top.slice(0, 10).map(([id]) => id);
     const ref = p.top10;
     const overlap = ref.filter(([id]) => ourTop10.includes(id)).length;
     assert.ok(overlap >= 9, `${what}: top-10 overlap ${overlap}/10 (ours ${ourTop10}, llama.cpp ${ref.map(([id]) => id)})`);
-    if (ref[0][1] - ref[1][1] > TOLERANCE.centred) assert.equal(ourTop10[0], ref[0][0], `${what}: the top token`);
-    for (const [id] of ref) assert.ok(logit.has(id), `${what}: llama.cpp's token ${id} is not in our top 50`);
-    const ourMean = ref.reduce((s, [id]) => s + logit.get(id), 0) / ref.length;
-    const refMean = ref.reduce((s, [, l]) => s + l, 0) / ref.length;
-    let abs = 0, centred = 0;
-    for (const [id, l] of ref) {
-      const d = logit.get(id) - l;
-      abs = Math.max(abs, Math.abs(d));
-      centred = Math.max(centred, Math.abs(d - (ourMean - refMean)));
-    }
-    t.diagnostic(`${what}: max gap ${abs.toFixed(3)}, centred ${centred.toFixed(3)}`);
-    assert.ok(abs <= TOLERANCE.abs && centred <= TOLERANCE.centred, `${what}: logits differ from llama.cpp's by ${abs} (centred ${centred})`);
+    checkAgainstLlamaCpp(t, what, ours[i].top, ref, TOLERANCE);
   });
   assert.deepEqual(problems, []);
   await page.close();

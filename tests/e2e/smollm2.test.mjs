@@ -13,7 +13,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { SMOLLM2_FILE, needSmollm2, startSuite, stopSuite, waitForReady, screenshot } from "./harness.mjs";
+import { SMOLLM2_FILE, needSmollm2, startSuite, stopSuite, waitForReady, screenshot, searchThreeBeams } from "./harness.mjs";
 
 const HAVE = existsSync(SMOLLM2_FILE);
 /** Loading takes seconds (a 98 MB download, and the model built in wasm from its blocks). */
@@ -109,13 +109,8 @@ test("SmolLM2 loads in the page and every panel draws from it", { timeout: 60000
   assert.equal(new URL(page.url()).searchParams.get("steps"), "3");
   await screenshot(page, "smollm2-steps");
 
-  // Beam search: it runs by itself after a step when its estimate (beams ×
-  // length × the last step's time) is under half a second, else it waits for
-  // the Search button. Which one depends on this machine's speed.
-  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3 ||
-    !document.querySelector("#p-beam [data-action=beam-search]")?.hidden);
-  if (await page.isVisible("#p-beam [data-action=beam-search]")) await page.click("#p-beam [data-action=beam-search]");
-  await page.waitForFunction(() => document.querySelectorAll("#p-beam .beam-list li").length === 3);
+  // Beam search, by itself or on Search.
+  await searchThreeBeams(page);
   assert.match(await page.textContent("#p-beam [data-slot=note]"), /^3 beams/);
 
   // Step back: one token fewer, one cached position fewer.

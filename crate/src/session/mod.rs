@@ -1,8 +1,6 @@
 //! The generation loop: a `Session` owns the model (with its KV cache), the
 //! tokenizer, the token history and the RNG, and yields one `StepReport`
 //! per token.
-//! (Over 400 lines: start, step, preview, rewind and score share the
-//! session's private state; reports, stops and beams live in submodules.)
 //!
 //! ```text
 //! start(prompt):  encode ─► prefill (one pass, causal mask) ─► pending raw logits
@@ -13,7 +11,7 @@
 //! rewind(n):      keep n generated tokens: truncate the cache, re-run the last token, restore the RNG
 //! ```
 //!
-//! Just over 400 lines, one file: every method here reads or moves the same
+//! Over 400 lines, one file: every method here reads or moves the same
 //! state together (history, cache length, pending logits, RNG), which is the
 //! invariant a rewind must restore; the parts that stand alone are already
 //! their own modules (`beam_job`, `sampler_state`, `step_report`).

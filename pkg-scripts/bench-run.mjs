@@ -183,28 +183,30 @@ async function llamaCpp(m) {
   if (m === SMOL) results.llamacpp = results.llamacpp_models[m];
 }
 
-async function tabMemory(m) {
-  // The private peak counts garbage not yet collected, so it moves with the
-  // collector's timing (247-302 MB over three loads of the same tree): the
-  // figures are the median load's, with every load's peak beside them.
+/**
+ * The playground tab's memory over SIZE.memoryLoads loads of bench-tab-memory
+ * with `source` (`--model=NAME` or `--file=PATH`), for a model file `file`.
+ * The private peak counts garbage not yet collected, so it moves with the
+ * collector's timing (247-302 MB over three loads of the same tree): the
+ * figures are the median load's, with every load's peak beside them.
+ */
+async function tabMemoryOf(source, file) {
   const runs = [];
   for (let i = 0; i < SIZE.memoryLoads; i++) {
-    runs.push(await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, `--model=${m}`, "--json"]));
+    runs.push(await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, source, "--json"]));
   }
   const byPeak = [...runs].sort((a, b) => a.private_peak_mb - b.private_peak_mb);
-  results.tab_memory_models[m] = { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length, private_peak_runs_mb: runs.map((r) => r.private_peak_mb),
-    file_mb: statSync(GGUFS[m]).size / 1e6 };
+  return { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length, private_peak_runs_mb: runs.map((r) => r.private_peak_mb),
+    file_mb: statSync(file).size / 1e6 };
+}
+
+async function tabMemory(m) {
+  results.tab_memory_models[m] = await tabMemoryOf(`--model=${m}`, GGUFS[m]);
   if (m === SMOL) results.tab_memory = results.tab_memory_models[m];
 }
 
 async function tabMemoryF16() {
-  const runs = [];
-  for (let i = 0; i < SIZE.memoryLoads; i++) {
-    runs.push(await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, `--file=${F16_COPY}`, "--json"]));
-  }
-  const byPeak = [...runs].sort((a, b) => a.private_peak_mb - b.private_peak_mb);
-  results.tab_memory_f16 = { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length,
-    private_peak_runs_mb: runs.map((r) => r.private_peak_mb), file_mb: statSync(F16_COPY).size / 1e6 };
+  results.tab_memory_f16 = await tabMemoryOf(`--file=${F16_COPY}`, F16_COPY);
 }
 
 async function blankPage() {

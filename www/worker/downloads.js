@@ -99,18 +99,9 @@ export async function readUserFile(id, file, name, makeSink) {
   const total = file.size;
   const sink = await makeSink(total);
   try {
-    const read = pieceReader(file.stream());
-    let lastPost = 0;
-    for (;;) {
-      const { done, value } = await read().catch((err) => {
-        throw new Error(`reading ${name} stopped after ${sink.length.toLocaleString("en")} of ${total.toLocaleString("en")} bytes ` +
-          `(${err?.message ?? err}); was it moved or changed? Open it again`);
-      });
-      if (done) break;
-      sink.push(value);
-      const now = performance.now();
-      if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded: sink.length, total, what: name, stage: "read" }); }
-    }
+    await pumpPieces(id, file.stream(), sink, { total, what: name, stage: "read" },
+      () => `reading ${name} stopped after ${sink.length.toLocaleString("en")} of ${total.toLocaleString("en")} bytes`,
+      "was it moved or changed? Open it again");
     if (sink.length !== total) throw new Error(`${name} gave ${sink.length} of its ${total} bytes; was it changed while it was read? Open it again`);
     self.postMessage({ id, type: "progress", loaded: total, total, what: name, stage: "read" });
     return sink;
@@ -225,20 +216,10 @@ async function readBody(id, res, url, expected, stage, makeSink, copy = null) {
       sink.push(whole);
       if (copy) await copy.push(whole);
     } else {
-      let lastPost = 0;
-      const read = pieceReader(res.body);
-      for (;;) {
-        const { done, value } = await read().catch((err) => {
-          throw new Error(`the ${stage === "cache" ? "cached copy" : "download"} of ${url} stopped after ${sink.length.toLocaleString("en")}` +
-            `${total ? ` of ${total.toLocaleString("en")}` : ""} bytes (${err?.message ?? err}); try again`);
-        });
-        if (done) break;
-        sink.push(value);
-        if (copy) await copy.push(value);
-        // At most ~20 progress messages a second (a chunk is often 64 KiB).
-        const now = performance.now();
-        if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded: sink.length, total, what, stage }); }
-      }
+      await pumpPieces(id, res.body, sink, { total, what, stage },
+        () => `the ${stage === "cache" ? "cached copy" : "download"} of ${url} stopped after ${sink.length.toLocaleString("en")}` +
+          `${total ? ` of ${total.toLocaleString("en")}` : ""} bytes`,
+        "try again", copy);
     }
     const loaded = sink.length;
     self.postMessage({ id, type: "progress", loaded, total: Math.max(total, loaded), what, stage });
@@ -255,6 +236,31 @@ async function readBody(id, res, url, expected, stage, makeSink, copy = null) {
   } catch (e) {
     sink.free?.(); // an engine buffer's memory goes back now, not at the next GC
     throw e;
+  }
+}
+
+/**
+ * A stream's pieces into `sink` (and `copy`), with at most ~20 progress
+ * messages a second (a piece is often 64 KiB). The caller posts the last
+ * progress and checks the length.
+ * @param {number} id
+ * @param {ReadableStream<Uint8Array>} body
+ * @param {ByteSink} sink
+ * @param {{ total: number, what: string, stage: string }} progress
+ * @param {() => string} stopped what a failed read says, before its cause
+ * @param {string} advice what it says after
+ * @param {{ push(piece: Uint8Array): Promise<void> } | null} [copy]
+ */
+async function pumpPieces(id, body, sink, { total, what, stage }, stopped, advice, copy = null) {
+  let lastPost = 0;
+  const read = pieceReader(body);
+  for (;;) {
+    const { done, value } = await read().catch((err) => { throw new Error(`${stopped()} (${err?.message ?? err}); ${advice}`); });
+    if (done) return;
+    sink.push(value);
+    if (copy) await copy.push(value);
+    const now = performance.now();
+    if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded: sink.length, total, what, stage }); }
   }
 }
 

@@ -103,7 +103,8 @@ impl BpeTokenizer {
         })?;
         let special = added.iter().filter(|(_, t)| t.special).map(|(&id, _)| id).collect();
         let eos = EOS_NAMES.iter().find_map(|name| inner.token_to_id(name));
-        let vocab_size = inner.get_vocab_size(true).max(bytes.ends.len());
+        // `get_vocab_size(true)` would build the same map again.
+        let vocab_size = vocab.len().max(bytes.ends.len());
         Ok(Self {
             engine: Engine::ByteLevel(Box::new(inner)),
             vocab_size,

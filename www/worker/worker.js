@@ -198,12 +198,13 @@ async function load(id, model, kvType) {
   const timings = {};
   const done = (/** @type {any} */ f) => { timings.files_ms = performance.now() - t0; return f; };
   let files = null;
-  if (model.base) files = fetchModelFiles(id, model.base).then(done);
   // A GGUF file streams straight into the engine's memory (a FileBuffer,
-  // once the engine is up), which the model then keeps as its weights.
-  else if (model.gguf) files = fetchCachedBytes(id, model.gguf, model.version ?? "1", model.bytes ?? 0, async (n) => { await engineReady; return new FileBuffer(n); }).then(done);
-  // A file from the user's disk streams the same way, from the handle the page sent.
-  else if (model.file) files = readUserFile(id, model.file, model.name ?? "model.gguf", async (n) => { await engineReady; return new FileBuffer(n); }).then(done);
+  // once the engine is up), which the model then keeps as its weights; a
+  // file from the user's disk the same way, from the handle the page sent.
+  const engineBuffer = async (/** @type {number} */ n) => { await engineReady; return new FileBuffer(n); };
+  if (model.base) files = fetchModelFiles(id, model.base).then(done);
+  else if (model.gguf) files = fetchCachedBytes(id, model.gguf, model.version ?? "1", model.bytes ?? 0, engineBuffer).then(done);
+  else if (model.file) files = readUserFile(id, model.file, model.name ?? "model.gguf", engineBuffer).then(done);
   files?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
   const module = await engineReady;
   timings.wasm_ms = performance.now() - t0;

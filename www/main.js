@@ -28,6 +28,7 @@ import { wireGgufOpen } from "./controls/gguf-open.js";
 import { wireScore } from "./controls/score-input.js";
 import { wireToyModels } from "./controls/toy-models.js";
 import { showPanels, wirePanelSwitches } from "./controls/panel-switches.js";
+import { wireInside } from "./controls/inside.js";
 import { addFigureButtons } from "./panels/figure.js";
 import { wireEmbedCode } from "./embed/code.js";
 import { emit } from "./state/events.js";
@@ -54,6 +55,7 @@ async function boot() {
   wireScore();
   wireToyModels();
   wirePanelSwitches();
+  wireInside();
   addFigureButtons();
   wireLayout();
   wireKeyboard();

@@ -5,6 +5,7 @@ import { PANEL_KEYS } from "../state/url.js";
 import { updateUrl } from "../panels/url-sync.js";
 import { scheduleRender } from "../panels/frame.js";
 import { scheduleBeam } from "../engine/generation.js";
+import { syncInside } from "../engine/inside.js";
 
 /** Apply the panel list to the page. */
 export function showPanels() {
@@ -27,6 +28,7 @@ export function wirePanelSwitches() {
       updateUrl();
       scheduleRender();
       scheduleBeam();
+      if (key === "inside") syncInside();
     });
   }
 }

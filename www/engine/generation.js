@@ -15,6 +15,7 @@ import { updateUrl } from "../panels/url-sync.js";
 import { scheduleRender, scheduleBeamPaint, paintPreviewNow, paintNow, dropWaitingPreview } from "../panels/frame.js";
 import { paintChips } from "../panels/paint.js";
 import { emit } from "../state/events.js";
+import { insideWanted, syncInside } from "./inside.js";
 
 /**
  * Start from the prompt and regenerate state.steps tokens with the current
@@ -177,7 +178,10 @@ export async function doPreview(startedAt) {
 function showPreview(distribution, source) {
   // <body data-preview-source>: which thread computed the numbers shown (tests read it).
   document.body.dataset.previewSource = source;
-  if (store.showPreview(distribution)) updateUrl();
+  if (!store.showPreview(distribution)) return;
+  updateUrl();
+  // The panels moved on to the next token, whose inside no report carried.
+  if (insideWanted()) syncInside();
 }
 
 /** The rules on this thread, with the settings in force (a bad setting is said, the old numbers stay). */

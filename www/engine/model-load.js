@@ -6,6 +6,7 @@
 import { EngineError } from "./client.js";
 import { client, local, onEngineDied, sayEngineError } from "./link.js";
 import { replay, stopRun } from "./generation.js";
+import { insideWanted } from "./inside.js";
 import { checkAvailability } from "../state/catalogue.js";
 import * as store from "../state/store.js";
 import { state, view, catalogue, currentModel } from "../state/store.js";
@@ -36,7 +37,7 @@ export async function loadModel() {
   try {
     await checkSource(entry);
     emit("load-sent");
-    const msg = await client.request("load", { model: entry.source, kv_type: state.kv ?? undefined });
+    const msg = await client.request("load", { model: entry.source, kv_type: state.kv ?? undefined, inside: insideWanted() });
     emit("model-ready", { timings: msg.timings });
     takeModel(msg.info);
     unsay("engine");
@@ -115,7 +116,7 @@ export async function loadFile(file, name) {
   scheduleRender();
   let loaded = false;
   try {
-    const msg = await client.request("load", { model: { file, name }, kv_type: state.kv ?? undefined });
+    const msg = await client.request("load", { model: { file, name }, kv_type: state.kv ?? undefined, inside: insideWanted() });
     loaded = true;
     local.invalidate(); // the new model's vocabulary follows its first report
     store.forgetModelViews();

@@ -7,6 +7,7 @@ import { renderDist } from "../render/dist.js";
 import { renderRules } from "../render/rules.js";
 import { renderEntropy } from "../render/entropy.js";
 import { renderKv } from "../render/kv.js";
+import { renderInside } from "../render/inside.js";
 import { renderBeam } from "../render/beam.js";
 import { renderTrain } from "../render/train.js";
 import { renderModelFacts } from "../render/model-facts.js";
@@ -19,6 +20,13 @@ import { $, setText } from "../render/dom.js";
 export function paintBeam() {
   if (!state.panels.includes("beam")) return;
   renderBeam($("#p-beam .body"), { beam: view.beam, busy: view.beamBusy, progress: view.beamProgress, estimateMs: view.beamEstimateMs });
+}
+
+/** The inside panel, when it is shown (its own layer and head moves repaint only it). */
+export function paintInside() {
+  if (!state.panels.includes("inside")) return;
+  renderInside($("#p-inside .body"), { inside: view.inside, info: view.info,
+    tokens: [...view.transcript.promptTokens, ...view.transcript.generated], focus: view.insideFocus, hover: view.insideHover });
 }
 
 /**
@@ -53,6 +61,7 @@ export function paintAll({ previewOnly = false } = {}) {
     renderKv($("#p-kv .body"), { kv: r?.kv ?? null, counters: r?.counters ?? null,
       cacheCheck: r?.cache_check ?? null, useCache: state.settings.use_cache, window: view.info?.sliding_window ?? null });
   }
+  if (shown.has("inside") && !previewOnly) paintInside();
   if (!previewOnly) paintBeam();
   if (shown.has("score") && !previewOnly) {
     renderScore($("#p-score .body"), { score: view.score, busy: view.scoreBusy, selected: view.scoreSelected });

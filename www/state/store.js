@@ -33,6 +33,9 @@ export const view = {
   train: null, trainBusy: false,
   score: null, scoreBusy: false, scoreSelected: null,   // the score panel's report, and the token whose details show
   logitsEdited: false,   // the engine holds a vector other than the course's
+  inside: null,          // the InsideReport of the distribution shown (null while the inside panel is closed)
+  insideFocus: { layer: 0, head: 0 },   // the inside panel's chosen layer and query head
+  insideHover: null,     // { layer, head } under the pointer, shown instead of the focus while there
   running: false,
   userStopped: false,
   loading: false,
@@ -76,7 +79,8 @@ export function currentPrompt() {
  *   model     the current model, its info or the catalogue changed (the picker,
  *             the model panel, top-k's range, the score box follow)
  *   settings  settings changed by something other than the form (the form shows them)
- * @typedef {"model"|"settings"} Topic
+ *   inside    a new InsideReport (the "where the answer forms" lesson reads its lens)
+ * @typedef {"model"|"settings"|"inside"} Topic
  */
 /** @type {Map<Topic, (() => void)[]>} */
 const followers = new Map();
@@ -267,7 +271,7 @@ export function engineDied() {
   view.ready = false;
 }
 
-/** What was drawn for the previous model (beam tree, bigram training, score report, speed). */
+/** What was drawn for the previous model (beam tree, bigram training, score report, speed, the inside). */
 export function forgetModelViews() {
   view.beam = null;
   view.beamEstimateMs = null;
@@ -277,6 +281,9 @@ export function forgetModelViews() {
   view.score = null;
   view.scoreSelected = null;
   view.logitsEdited = false;
+  view.inside = null;
+  view.insideFocus = { layer: 0, head: 0 };
+  view.insideHover = null;
 }
 
 /** @param {boolean} edited the engine holds a vector other than the course's */
@@ -328,6 +335,31 @@ export function takeReport(msg) {
   view.distribution = report.distribution;
   view.chosen = report.chosen ? { ...report.chosen } : null;
   view.previewShown = false;
+  // A report without the field comes from an engine built before it.
+  takeInside(report.inside ?? null);
+}
+
+/**
+ * The inside of the distribution shown: a report's, or the engine's
+ * `inside_now` when the panel opens or the view moves to the next token.
+ * @param {any} inside an InsideReport, or null
+ */
+export function takeInside(inside) {
+  view.inside = inside;
+  changed("inside");
+}
+
+/**
+ * The inside panel's chosen layer and query head.
+ * @param {number} layer @param {number} head
+ */
+export function focusInside(layer, head) {
+  view.insideFocus = { layer, head };
+}
+
+/** @param {{ layer: number, head: number }|null} at the layer and head under the pointer, or none */
+export function hoverInside(at) {
+  view.insideHover = at;
 }
 
 /**

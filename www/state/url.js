@@ -11,9 +11,14 @@ import {
 const paramOf = (/** @type {{ key: string, param?: string }} */ c) => c.param ?? c.key;
 
 /** Every panel the page knows, in display order. */
-export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "beam", "score", "controls", "model"];
+export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "inside", "beam", "score", "controls", "model"];
+/**
+ * Panels off unless a link or a switch asks for them: "inside" makes the
+ * engine compute every layer's attention and logit lens at each step.
+ */
+const OPT_IN_PANELS = ["inside"];
 /** Panels shown when the URL does not say. */
-export const DEFAULT_PANELS = PANEL_KEYS.slice();
+export const DEFAULT_PANELS = PANEL_KEYS.filter((k) => !OPT_IN_PANELS.includes(k));
 /** Panels of an embed whose URL does not say (no model picker: the lesson fixed it). */
 export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "controls"];
 

@@ -19,6 +19,13 @@ let stopWanted = false;
 let stopWaiters = [];
 /** The settings the run in progress draws with (a run_settings message updates them). */
 let runSettings = null;
+/**
+ * Whether the page's inside panel is open: every model loaded is told, so
+ * while it is closed the engine computes no attention weights or logit lens.
+ */
+let insideWanted = false;
+/** A prompt has been started on the current model (inside_now needs one). */
+let started = false;
 
 /**
  * The engine, compiled as soon as this worker starts (while the page is still
@@ -70,7 +77,7 @@ async function handle(msg) {
   // Anything that uses the model ends a beam search in progress: the next
   // change cancels it (previews and a run's new settings do not touch it).
   if (!KEEPS_BEAM.has(type)) cancelBeam();
-  if (type === "load") return load(id, msg.model, msg.kv_type);
+  if (type === "load") { insideWanted = !!msg.inside; return load(id, msg.model, msg.kv_type); }
   if (type === "stop") return stop(id);
   if (!pg) throw new Error("no model is loaded yet");
   switch (type) {
@@ -84,14 +91,18 @@ async function handle(msg) {
       return reply(id, { kind: "run_settings", running: running !== null });
     case "rewind": return replyWithState(id, { kind: "step", report: pg.rewind(msg.n, msg.settings) });
     case "beam": return beam(id, msg.settings);
-    case "set_logits": // the prompt restarts on the new vector: a StepReport
-      return replyWithState(id, { kind: "step", report: pg.set_logits(Float64Array.from(msg.logits), msg.prompt, msg.settings) });
+    case "set_logits": { // the prompt restarts on the new vector: a StepReport
+      const report = pg.set_logits(Float64Array.from(msg.logits), msg.prompt, msg.settings);
+      started = true;
+      return replyWithState(id, { kind: "step", report });
+    }
     case "train": return replyWithState(id, { kind: "train", result: pg.train_bigram(msg.steps, BigInt(msg.seed)) });
     case "score": {
       // Teacher-forced in one pass; the generation state is left alone, so no `pending`.
       return reply(id, { kind: "score", score: pg.score(msg.text, !!msg.chat), ms: performance.now() - requestStart });
     }
     case "run": return run(id, msg.settings);
+    case "inside": return inside(id, !!msg.on);
     default: throw new Error(`unknown request type "${type}"`);
   }
 }
@@ -106,6 +117,7 @@ function prefill(prompt, settings) {
   const t0 = performance.now();
   const report = pg.start(prompt, settings);
   const ms = performance.now() - t0;
+  started = true;
   return { kind: "step", report, timing: { phase: "prefill", tokens: report.full.prompt_tokens.length, ms } };
 }
 
@@ -127,7 +139,35 @@ function decode(settings) {
  * @param {object} payload
  */
 function reply(id, payload) {
-  self.postMessage({ id, type: "report", ...payload });
+  self.postMessage({ id, type: "report", ...payload }, insideBuffers(payload.inside));
+}
+
+/**
+ * The inside panel opened or closed: the engine is told, and an open panel
+ * gets the inside of the pending position at once (`inside_now`), without
+ * waiting for the next step.
+ * @param {number} id
+ * @param {boolean} on
+ */
+function inside(id, on) {
+  insideWanted = on;
+  const supported = typeof pg.set_inside === "function";
+  if (supported) pg.set_inside(on);
+  reply(id, { kind: "inside", inside: on && supported && started ? pg.inside_now() : null, supported });
+}
+
+/**
+ * The attention weights of an InsideReport, to transfer rather than copy.
+ * Only arrays that own their whole buffer go: a view into the engine's
+ * memory would detach the wasm memory itself.
+ * @param {any} inside an InsideReport or null
+ * @returns {ArrayBuffer[]}
+ */
+function insideBuffers(inside) {
+  if (!inside) return [];
+  return inside.attention.map((/** @type {{ weights: Float32Array }} */ a) => a.weights)
+    .filter((w) => w instanceof Float32Array && w.byteOffset === 0 && w.byteLength === w.buffer.byteLength)
+    .map((w) => w.buffer);
 }
 
 /**
@@ -139,7 +179,8 @@ function reply(id, payload) {
 function replyWithState(id, payload, extra = {}) {
   const pending = pendingState();
   const ms = performance.now() - requestStart;
-  self.postMessage({ id, type: "report", ms, ...payload, ...extra, pending }, [pending.logits.buffer, pending.history.buffer]);
+  self.postMessage({ id, type: "report", ms, ...payload, ...extra, pending },
+    [pending.logits.buffer, pending.history.buffer, ...insideBuffers(payload.report?.inside)]);
   sendOwedVocab();
 }
 
@@ -225,6 +266,8 @@ async function load(id, model, kvType) {
   timings.build_ms = performance.now() - t1;
   if (pg && typeof pg.free === "function") pg.free();
   pg = next;
+  started = false;
+  if (typeof pg.set_inside === "function") pg.set_inside(insideWanted);
   timings.sent = performance.timeOrigin + performance.now();
   self.postMessage({ id, type: "ready", info: pg.info(), timings });
   // The page's Previewer names tokens from the vocabulary; listing it waits

@@ -140,13 +140,18 @@ export function renderSection(r) {
     out.push("", "### The page in headless Chromium (ms)", "");
     out.push(`| figure | ${pages.map(title).join(" | ")} |`);
     out.push(`|---|${pages.map(() => "---").join("|")}|`);
-    const row = (label, f) => out.push(`| ${label} | ${pages.map((x) => f(r.page[x], r.load[x]) ?? "–").join(" | ")} |`);
+    const row = (label, f) => out.push(`| ${label} | ${pages.map((x) => f(r.page[x], r.load[x], x) ?? "–").join(" | ")} |`);
     row("slider move → frame, first move after load, each load", (p) => p && p.first.frame.map(ms).join(", "));
     row("… to that frame painted, each load", (p) => p && p.first.painted.map(ms).join(", "));
     row("slider move → frame, the later moves, p50 / p95", (p) => p && `${p50p95(p.later.frame)} (n = ${p.later.frame.n})`);
     row("… to that frame painted, p50 / p95", (p) => p && p50p95(p.later.painted));
     row("… of which the page's work, p50 / p95", (p) => p && p50p95(p.later.work));
     row("Step click → token shown, p50 / p95", (p) => p?.steps && `${p50p95(p.steps.click_to_token)} (worker ${ms(p.steps.worker.p50)})`);
+    const ins = r.inside;
+    if (ins) {
+      row("Run, worker's time per token, inside panel closed / open, p50 (ratio)", (_, __, name) => name === ins.model ?
+        `${ms(ins.closed.step.p50)} / ${ms(ins.open.step.p50)} (${ins.ratio?.toFixed(2) ?? "–"}×)` : null);
+    }
     row("open → first distribution, cold profile: median (max)", (_, l) => l?.cold && `${ms(l.cold.first_render.p50)} (${ms(l.cold.first_render.max)})`);
     row("open → first distribution, warm (Cache API): median (max)", (_, l) => l?.warm && `${ms(l.warm.first_render.p50)} (${ms(l.warm.first_render.max)})`);
     row("… of which the worker's model build, then prefill and first report (cold medians)",
@@ -202,6 +207,11 @@ function targets(r) {
     const first = median(p.first.frame);
     add(`first slider move after load as fast as the later ones (${title(name)}: first-move median ≤ later moves' p95)`,
       `${ms(first)} against ${ms(p.later.frame.p95)} ms`, first !== null && p.later.frame.n ? first <= p.later.frame.p95 : null);
+  }
+  const ins = r.inside;
+  if (ins) {
+    add("SmolLM2's page Run with the inside panel open ≤ 2× the step time with it closed (worker's time per token, median)",
+      ins.ratio === null ? "–" : `${times(ins.ratio)} (${ms(ins.open.step.p50)} against ${ms(ins.closed.step.p50)} ms)`, ins.ratio === null ? null : ins.ratio <= 2);
   }
   const gemma = r.engine[GEMMA];
   if (gemma) {
@@ -271,6 +281,10 @@ const method = (z) => [
     "to the first task after that frame is painted (`window.__ntpPerfPainted`); the page's work is the event → its input handler done. " +
     `The first move of each load is listed on its own; the later ones are pooled. Step click → token: ${z.steps} Step clicks, each until the ` +
     "output shows one more token.",
+  `- **Inside** (\`node pkg-scripts/bench-inside.mjs smollm2-135m ${z.insideTokens ?? 32} --rounds=${z.insideRounds ?? 2} --json\`): one SmolLM2 page, ` +
+    "greedy, no stop string; after a warm-up Run, Runs of that many tokens from Reset alternate between the inside panel closed and open; " +
+    "the figure is the worker's time per token (decode step and its report, with every layer's attention weights and the logit lens when open), " +
+    "the median of each, and their ratio.",
   "- **Load** (`node pkg-scripts/bench-load.mjs N --model=M [--warm] --json`): the page's own clock when the first distribution is in " +
     "the DOM, from navigation start; cold = a fresh browser profile per load (empty Cache API: the files come from localhost), " +
     `warm = one profile opened once before the timed loads (the weights from the Cache API). ${z.loadRuns} loads on bard, ${z.smolLoadRuns} on SmolLM2.`,
@@ -321,6 +335,7 @@ export function headlines(r) {
     add(`${name}.load.cold`, `${name}: open → first distribution, cold ms`, r.load?.[name]?.cold?.first_render?.p50, false);
     add(`${name}.load.warm`, `${name}: open → first distribution, warm ms`, r.load?.[name]?.warm?.first_render?.p50, false);
   }
+  add("smol.inside.ratio", "SmolLM2 page Run: inside panel open / closed, worker's time per token", r.inside?.ratio, false);
   add("wasm.gzip", "wasm gzipped bytes", r.wasm?.gzip_bytes, false);
   add("wasm.raw", "wasm raw bytes", r.wasm?.raw_bytes, false);
   return list;

@@ -18,6 +18,8 @@
 //      under the tab figures
 //   8. the playground tab's memory with each real model and 1,024 tokens
 //      cached (bench-tab-memory.mjs), on the student's page
+//   9. what the inside panel costs SmolLM2's Run (bench-inside.mjs): the
+//      worker's time per token with the panel closed and open, on one page
 // A real model (SmolLM2, Gemma 3 270M: the catalogue's GGUF entries) is
 // measured when its file is there (its fetch script: pkg-scripts/fetch-smollm2,
 // pkg-scripts/fetch-gemma3).
@@ -57,8 +59,8 @@ const MEMORY_TOKENS = 1024;
 
 /** How much of each measure: a full run, or --quick. */
 const SIZE = quick
-  ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1, memoryLoads: 1 }
-  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5 };
+  ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1, memoryLoads: 1, insideTokens: 12, insideRounds: 1 }
+  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5, insideTokens: 32, insideRounds: 2 };
 
 /** The page's catalogue (www/models/index.json): a GGUF entry is a real model, with its file. */
 const catalogue = JSON.parse(readFileSync(path.join(ROOT, "www/models/index.json"), "utf8")).models;
@@ -97,6 +99,8 @@ const results = {
   tab_memory_models: {},
   /** The F16 copy of SmolLM2 opened as a user's file (pkg-scripts/bench writes it with llama.cpp). */
   tab_memory_f16: null,
+  /** SmolLM2's page Run with the inside panel closed and open (bench-inside.mjs). */
+  inside: null,
   failures: [],
 };
 
@@ -109,6 +113,7 @@ if (reals.length) plan.push(["Chromium: a blank page's memory (the floor under t
 for (const m of reals) plan.push([`Chromium: the playground tab's memory, ${m} with ${MEMORY_TOKENS} tokens cached`, () => tabMemory(m)]);
 if (existsSync(F16_COPY)) plan.push([`Chromium: the playground tab's memory, SmolLM2's F16 copy opened as a user's file`, tabMemoryF16]);
 for (const m of ["bard", ...reals]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
+if (hasSmol) plan.push(["page: SmolLM2's Run with the inside panel closed and open", insideFigures]);
 for (const m of ["bard", ...reals]) {
   plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
   plan.push([`page load, warm: ${m}`, () => loadFigures(m, true)]);
@@ -219,6 +224,10 @@ async function pageFigures(m) {
   const args = ["pkg-scripts/bench-page.mjs", m, String(moves), String(SIZE.steps), "0", `--loads=${SIZE.pageLoads}`, "--no-beam", "--json"];
   if (m !== "bard") args.push("--no-floor");
   results.page[m] = await runJson("node", args);
+}
+
+async function insideFigures() {
+  results.inside = await runJson("node", ["pkg-scripts/bench-inside.mjs", SMOL, String(SIZE.insideTokens), `--rounds=${SIZE.insideRounds}`, "--json"]);
 }
 
 async function loadFigures(m, warm) {

@@ -38,10 +38,10 @@ fn every_preset_is_listed_and_prints() {
     let out = Command::new(env!("CARGO_BIN_EXE_nexttoken")).args(["lesson", "--list"]).output().unwrap();
     let names = String::from_utf8(out.stdout).unwrap();
     let names: Vec<&str> = names.lines().collect();
-    assert_eq!(names.len(), 18);
+    assert_eq!(names.len(), 19);
     for n in ["temperature-10class", "top-k-3", "top-p-0.9", "four-panel", "temperature-sweep", "entropy-curves", "tie-at-b",
         "repetition-penalty", "greedy-cycle", "sampled-chain", "gallery", "kv-cache", "kv-demo-flops", "flop-curve", "kv-size",
-        "beam-b2", "bigram-retrain", "diversity"] {
+        "beam-b2", "bigram-retrain", "diversity", "answer-forms"] {
         assert!(names.contains(&n), "{n} missing from --list");
     }
     let bad = Command::new(env!("CARGO_BIN_EXE_nexttoken")).args(["lesson", "no-such-lesson"]).output().unwrap();

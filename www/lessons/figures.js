@@ -10,6 +10,7 @@ import { beamTree } from "./tree.js";
 import { gallery } from "./gallery.js";
 import { kvSize } from "./kv-size.js";
 import { diversity } from "./diversity.js";
+import { answerForms } from "./answer-forms.js";
 
 /** @type {Record<string, (box: HTMLElement, d: any, ctx: any) => any>} */
 export const FIGURES = {
@@ -30,4 +31,5 @@ export const FIGURES = {
   "gallery": gallery,
   "kv-size": kvSize,
   "diversity": diversity,
+  "answer-forms": answerForms,
 };

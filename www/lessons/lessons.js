@@ -5,7 +5,7 @@
 // computed by the engine on this thread (course_lesson in a wasm instance of
 // its own, so the previewer's instance is never shared).
 
-import { state, view, applyLessonView, forgetLesson } from "../state/store.js";
+import { state, view, applyLessonView, forgetLesson, subscribe, currentPrompt } from "../state/store.js";
 import { parseQuery } from "../state/url.js";
 import { say } from "../panels/messages.js";
 import { $, makeEl, setText } from "../render/dom.js";
@@ -97,6 +97,9 @@ async function showLesson(preset) {
       wasm,
       setData: (d) => { data = d; renderNumbers(table, preset, d); },
       modelInfo: () => view.info,
+      inside: () => view.inside,
+      follow: (/** @type {() => void} */ fn) => subscribe("inside", fn),
+      prompt: currentPrompt,
       say: (text) => setText(note, text),
     };
     FIGURES[preset.figure](figure, data, ctx);

@@ -159,6 +159,19 @@ export const PRESETS = [
       pts.map((p) => [`${model}@${p.tau}`, `${model}, τ = ${p.tau}: distinct of ${d.seeds}`, p.distinct, null])),
   },
   {
+    id: "answer-forms", title: "Where the answer forms",
+    caption: ["SmolLM2 on “The capital of France is”, greedy: the logit lens reads the next token after every layer, as if the model ended there.",
+      "Early layers guess common words; find the layer from which ␣Paris is the top token and stays so (★ in the inside panel)."],
+    query: "model=smollm2-135m&prompt=The+capital+of+France+is&temperature=0&panels=output,dist,inside,controls", figure: "answer-forms",
+    numbers: (d) => (d.lens ? [
+      ["top", "the final top-1", d.lens.top, null],
+      ["top1_from", "lens entry from which it stays the top-1 (0 = the embedding)", d.lens.from, null],
+      ["top1_layer", "that is", d.lens.fromName, null],
+      ["p_from", "its probability there", d.lens.pFrom, 6],
+      ["p_last", "its probability after the last layer (the raw distribution)", d.lens.pLast, 6],
+    ] : [["top", "the final top-1", "waiting for the model's report", null]]),
+  },
+  {
     id: "kv-cache", title: "What the KV cache saves",
     caption: ["Twelve steps without a cache rebuild the whole triangle of scores each time: 364 scores; with it, one row per step: 78.",
       "An 8-token prompt plus 24 generated tokens: 31 K/V projections instead of 468, a 15.1× reduction."],

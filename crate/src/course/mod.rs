@@ -32,7 +32,7 @@ pub const LOGITS10: [f64; 10] = [3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, 
 pub const LOGITS_B: [f64; 3] = [8.391505, -8.841305, 8.391505];
 
 /// Every preset's name, in the order the lesson meets them.
-pub const NAMES: [&str; 18] = [
+pub const NAMES: [&str; 19] = [
     "temperature-10class",
     "top-k-3",
     "top-p-0.9",
@@ -51,6 +51,7 @@ pub const NAMES: [&str; 18] = [
     "beam-b2",
     "bigram-retrain",
     "diversity",
+    "answer-forms",
 ];
 
 /// The numbers (and figure data) of one preset.
@@ -77,6 +78,12 @@ pub fn lesson(name: &str) -> Result<Value> {
         // `lesson diversity --model M` and the page run it).
         "diversity" => serde_json::json!({
             "taus": diversity::TAUS, "seeds": diversity::SEEDS, "length": diversity::LENGTH,
+        }),
+        // Where the answer forms: the logit lens of a real model's step
+        // (`nexttoken dist --inside` and the page's inside panel show it);
+        // here the prompt and the answer the lens should find.
+        "answer-forms" => serde_json::json!({
+            "model": "smollm2-135m", "prompt": "The capital of France is", "answer": " Paris",
         }),
         other => bail!("unknown lesson '{other}': choose one of {}", NAMES.join(", ")),
     })

@@ -1,0 +1,84 @@
+// What the inside panel costs a generation: in headless Chromium, on one page
+// (one compiled engine, one model load), Run generates the same tokens with
+// the inside panel closed and open, in alternating rounds, each from Reset.
+// Per round: the worker's time per token (decode step + its report, with the
+// attention weights and the logit lens when open: bench/bench.js's
+// __ntpSteps) and the run's tokens per second (Run pressed -> the run's last
+// token shown). The ratio open / closed of the median step is the figure to
+// watch (the goal: at most 2). Speed is measured here, never asserted.
+//
+// Usage: node pkg-scripts/bench-inside.mjs [model] [tokens] [--rounds=N] [--json]
+//   model: default smollm2-135m; tokens: per run (default 32); rounds: closed/open pairs (default 2)
+//   (after pkg-scripts/build)
+
+import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
+import { positionals, intOption, say, emitJson, describeMs, stats } from "./bench-common.mjs";
+
+const [model = "smollm2-135m", tokensArg = "32"] = positionals();
+const tokens = Number(tokensArg);
+const rounds = intOption("rounds", 2, 1);
+if (!Number.isInteger(tokens) || tokens < 2) {
+  console.error("usage: node pkg-scripts/bench-inside.mjs [model] [tokens >= 2] [--rounds=N] [--json]");
+  process.exit(2);
+}
+
+/** Both modes' panels: the default page's, with the inside panel or without it. */
+const PANELS = "output,dist,rules,entropy,kv,controls,model";
+const figures = { model, tokens, rounds, closed: { step: [], tokens_per_s: [] }, open: { step: [], tokens_per_s: [] }, ratio: null, problems: [] };
+const server = await startServer();
+const browser = await launchBrowser();
+try {
+  // Greedy and no stop string: every run generates the same `tokens` tokens.
+  const query = `model=${encodeURIComponent(model)}&panels=${PANELS}&temperature=0&nostop=1&max_new=${tokens}&tour=0&bench=1`;
+  const { page, errors } = await openPage(browser, new URL(`index.html?${query}`, server.url).href);
+  await waitForReady(page, 300000);
+  await runOnce(page); // the first run warms the engine's code paths up; not counted
+  for (let round = 1; round <= rounds; round++) {
+    for (const mode of /** @type {const} */ (["closed", "open"])) {
+      await setInside(page, mode === "open");
+      const { step, perSecond } = await runOnce(page);
+      figures[mode].step.push(...step);
+      figures[mode].tokens_per_s.push(perSecond);
+      say(`round ${round}, inside ${mode}: ${tokens} tokens at ${perSecond.toFixed(1)} tokens/s; worker's time per token ${describeMs(step)}`);
+    }
+  }
+  figures.problems.push(...errors);
+  await page.close();
+} finally {
+  await browser.close();
+  await server.close();
+}
+const closed = stats(figures.closed.step);
+const open = stats(figures.open.step);
+figures.ratio = closed.p50 ? open.p50 / closed.p50 : null;
+say(`${model}, Run decode, worker's time per token: inside closed ${describeMs(figures.closed.step)}; open ${describeMs(figures.open.step)}`);
+say(`open / closed (median step): ${figures.ratio?.toFixed(2) ?? "–"} (goal: at most 2)`);
+emitJson({ ...figures, closed: { ...figures.closed, step: closed }, open: { ...figures.open, step: open } });
+
+/**
+ * Open or close the inside panel with its switch, and wait until the engine
+ * has been told (an open panel shows the inside of the pending position).
+ * @param {import("playwright-core").Page} page
+ * @param {boolean} on
+ */
+async function setInside(page, on) {
+  if ((await page.isChecked("#show-inside")) !== on) await page.click("#show-inside");
+  if (on) await page.waitForSelector("#p-inside .body[data-state=shown]", { timeout: 60000 });
+}
+
+/**
+ * Reset, then one Run of `tokens` tokens.
+ * @param {import("playwright-core").Page} page
+ * @returns {Promise<{ step: number[], perSecond: number }>}
+ */
+async function runOnce(page) {
+  await page.click("#btn-reset");
+  await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 0, null, { timeout: 60000 });
+  await page.evaluate(() => { window.__ntpSteps.length = 0; });
+  const t0 = Date.now();
+  await page.click("#btn-run");
+  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length >= n && document.querySelector("#btn-run").textContent === "Run",
+    tokens, { timeout: 300000 });
+  const seconds = (Date.now() - t0) / 1000;
+  return { step: await page.evaluate(() => window.__ntpSteps.slice()), perSecond: tokens / seconds };
+}

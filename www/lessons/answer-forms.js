@@ -1,0 +1,52 @@
+// Where the answer forms: the logit lens of the page's own step (the inside
+// panel's report), drawn as the final top-1's probability after each layer
+// with the layer from which it stays on top marked. Nothing here is
+// computed or written down in advance: the figure follows the engine's
+// InsideReport as it comes (a new prompt, a step), and says when there is none.
+
+import { makeEl, makeSvg } from "../render/dom.js";
+import { lensLayerName } from "../render/lens.js";
+import { frame, axes, line, label, legend, COLORS } from "./svg.js";
+
+/**
+ * @param {HTMLElement} box
+ * @param {{ model: string, prompt: string, answer: string }} d the engine's preset: the prompt and the answer it expects
+ * @param {{ inside: () => any, follow: (fn: () => void) => void, setData: (d: any) => void, prompt: () => string }} ctx
+ */
+export function answerForms(box, d, ctx) {
+  const chartBox = makeEl("div");
+  const status = makeEl("p", { class: "help", role: "status" });
+  box.append(chartBox, status);
+  const draw = () => {
+    const inside = ctx.inside();
+    const o = { x: [0, Math.max(1, inside ? inside.lens.length - 1 : 30)], y: [0, 1], width: 480, height: 260,
+      title: inside ? `p(${inside.raw_top.display}) after each layer` : "waiting for the model's report",
+      xLabel: "lens entry (0 = the embedding, l = after layer l − 1)", yLabel: "probability", aria: "the final top-1's probability after each layer" };
+    const f = frame(o);
+    axes(f, o);
+    if (!inside) {
+      chartBox.replaceChildren(f.svg);
+      status.textContent = `Waiting for the inside report of ${d.model} on “${d.prompt}” (the inside panel's logit lens).`;
+      ctx.setData({ ...d, lens: null });
+      return;
+    }
+    const xs = inside.lens.map((/** @type {any} */ e) => e.layer);
+    line(f, xs, inside.lens.map((/** @type {any} */ e) => e.raw_top_prob), COLORS.blue);
+    const from = inside.top1_from;
+    const x = f.sx(from);
+    f.svg.append(makeSvg("path", { d: `M${x.toFixed(1)},${f.M.t}V${f.H - f.M.b}`, stroke: COLORS.red, "stroke-dasharray": "4 3" }));
+    label(f.svg, x + 4, f.M.t + 40, `top-1 from ${lensLayerName(from)}`, { fill: COLORS.red, "font-size": 10 });
+    legend(f, [[`p(${inside.raw_top.display})`, COLORS.blue]]);
+    chartBox.replaceChildren(f.svg);
+    chartBox.dataset.top1From = String(from);
+    const found = inside.raw_top.display === d.answer.replace(/ /g, "\u2423");
+    const promptNote = ctx.prompt() === d.prompt ? "" : ` (the link's prompt, not the lesson's “${d.prompt}”)`;
+    status.textContent = `The model's top-1 is ${inside.raw_top.display}${found ? ", the answer" : `, not the lesson's ${d.answer}`}${promptNote}: ` +
+      `it becomes the lens's top token ${lensLayerName(from)} and stays on top to the last layer.`;
+    const last = inside.lens[inside.lens.length - 1];
+    ctx.setData({ ...d, lens: { top: inside.raw_top.display, from, fromName: lensLayerName(from),
+      pFrom: inside.lens[from].raw_top_prob, pLast: last.raw_top_prob, layers: inside.layers } });
+  };
+  ctx.follow(draw);
+  draw();
+}

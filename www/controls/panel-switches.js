@@ -4,8 +4,7 @@ import { state, setPanels } from "../state/store.js";
 import { PANEL_KEYS } from "../state/url.js";
 import { updateUrl } from "../panels/url-sync.js";
 import { scheduleRender } from "../panels/frame.js";
-import { scheduleBeam } from "../engine/generation.js";
-import { syncInside } from "../engine/inside.js";
+import { scheduleBeam, syncInside } from "../engine/generation.js";
 
 /** Apply the panel list to the page. */
 export function showPanels() {

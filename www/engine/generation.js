@@ -15,7 +15,6 @@ import { updateUrl } from "../panels/url-sync.js";
 import { scheduleRender, scheduleBeamPaint, paintPreviewNow, paintNow, dropWaitingPreview } from "../panels/frame.js";
 import { paintChips } from "../panels/paint.js";
 import { emit } from "../state/events.js";
-import { insideWanted, syncInside } from "./inside.js";
 
 /**
  * Start from the prompt and regenerate state.steps tokens with the current
@@ -274,3 +273,33 @@ export async function doScore(text, chat) {
   scheduleRender();
 }
 
+
+/** @returns {boolean} the inside panel is shown */
+export function insideWanted() {
+  return state.panels.includes("inside");
+}
+
+/**
+ * Tell the worker whether the inside panel is open (closed, the engine
+ * computes no attention weights and no logit lens); open, the inside of the
+ * pending position (`inside_now`) goes into the store. Called when the
+ * panel's switch moves and when the panels move on to the next token's
+ * distribution (a preview after a step), whose inside no report carried.
+ * Opened while the panels show the distribution a token was drawn from
+ * (computed with the panel closed), the panels move on to the next token's
+ * first, so both show the same position.
+ */
+export async function syncInside() {
+  const on = insideWanted();
+  if (!on) store.takeInside(null);
+  if (!view.ready) return; // the load's own request tells the worker (model-load.js)
+  if (on && view.chosen && view.report) { await doPreview(); return; } // showPreview calls back
+  try {
+    const msg = await client.request("inside", { on });
+    if (!msg.supported && on) say("This engine build has no inside report: rebuild www/pkg (pkg-scripts/build).", "error", "inside");
+    else unsay("inside");
+    // Only while the panel is still open: a close in between wins.
+    if (insideWanted()) store.takeInside(msg.inside);
+    scheduleRender();
+  } catch (err) { sayEngineError(err); }
+}

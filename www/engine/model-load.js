@@ -5,8 +5,7 @@
 
 import { EngineError } from "./client.js";
 import { client, local, onEngineDied, sayEngineError } from "./link.js";
-import { replay, stopRun } from "./generation.js";
-import { insideWanted } from "./inside.js";
+import { replay, stopRun, insideWanted } from "./generation.js";
 import { checkAvailability } from "../state/catalogue.js";
 import * as store from "../state/store.js";
 import { state, view, catalogue, currentModel } from "../state/store.js";

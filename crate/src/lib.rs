@@ -13,6 +13,7 @@ pub mod counters;
 pub mod course;
 pub mod error;
 pub mod gguf;
+pub mod inside;
 pub mod kv_cache;
 pub mod kv_check;
 pub mod lm;

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::counters::Counters;
 use crate::error::Result;
+use crate::inside::Capture;
 use crate::kv_cache::KvHeld;
 
 /// What the page's header and the KV panel show about a model.
@@ -64,6 +65,20 @@ pub trait LanguageModel {
     /// for the position after the last one. The position of each new token
     /// is the cache length, never chosen by the caller.
     fn forward_cached(&mut self, tokens: &[u32]) -> Result<Vec<f32>>;
+
+    /// `forward_cached`, and what the last position's query read from the
+    /// cache in every layer and the residual stream there (`inside`), from
+    /// the same pass. A model without layers captures nothing.
+    fn forward_cached_inside(&mut self, tokens: &[u32]) -> Result<(Vec<f32>, Option<Capture>)> {
+        Ok((self.forward_cached(tokens)?, None))
+    }
+
+    /// The logit lens: the model's final norm and LM head applied to each of
+    /// `residuals` (a `Capture`'s), the logits handed to `each` in order.
+    fn lens(&mut self, residuals: &[Vec<f32>], each: &mut dyn FnMut(usize, &[f32]) -> Result<()>) -> Result<()> {
+        let _ = (residuals, each);
+        crate::bail!("{} has no layers to look inside", self.info().name)
+    }
 
     /// Full recompute over `tokens` from scratch, leaving the cache alone;
     /// returns the logits at every position, `[tokens.len()][vocab]`.

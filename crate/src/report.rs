@@ -164,6 +164,10 @@ pub struct StepReport {
     pub cache_check: Option<CacheCheck>,
     /// The whole transcript, when it changed wholesale; `None` after a step.
     pub full: Option<Transcript>,
+    /// What the query read and each layer predicted in the pass that made
+    /// `distribution` (`Session::set_inside`); `None` while off, and for
+    /// models without layers.
+    pub inside: Option<crate::inside::InsideReport>,
 }
 
 /// Every token so far and the text they make: what a reader keeps, replaced

@@ -32,6 +32,10 @@ pub struct BenchArgs {
     /// Threads burn-flex may use (rayon); 1 to compare with llama.cpp on one thread.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Also time whole greedy steps of the session (rules and report
+    /// included), with the inside view off and on, in the same run.
+    #[arg(long)]
+    pub inside: bool,
 }
 
 #[derive(Serialize)]
@@ -48,6 +52,37 @@ struct BenchReport {
     decode_tok_s_best: f64,
     /// The process's peak resident memory (VmHWM), where /proc tells it.
     peak_rss_mb: Option<f64>,
+    /// With `--inside`: session steps per second with the view off and on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steps: Option<StepRates>,
+}
+
+#[derive(Serialize)]
+struct StepRates {
+    step_tok_s: f64,
+    step_inside_tok_s: f64,
+    /// Step time with the view on over the time with it off.
+    inside_cost: f64,
+}
+
+/// Greedy session steps per second after the prompt (median of `repeats`),
+/// with the inside view on or off: what a page's Run does per token.
+fn step_rate(session: &mut crate::session::Session, prompt: &[u32], steps: usize, repeats: usize, inside: bool) -> Result<f64> {
+    let mut settings = crate::settings::GenerationSettings { max_new: steps + 1, ..Default::default() };
+    settings.rules.temperature = 0.0;
+    session.set_inside(inside);
+    let mut rates = Vec::new();
+    for _ in 0..repeats {
+        session.start_tokens(prompt, &settings)?;
+        let t = Instant::now();
+        for i in 0..steps {
+            if let Some(stop) = session.step(&settings)?.stop {
+                crate::bail!("the greedy run stopped after {} of {steps} steps ({}): bench a shorter --decode", i + 1, stop.describe());
+            }
+        }
+        rates.push(steps as f64 / t.elapsed().as_secs_f64());
+    }
+    Ok(median(rates))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -79,8 +114,16 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     // A fixed, ordinary token sequence: ids spread over the vocabulary.
     let prompt: Vec<u32> = (0..args.prefill as u32).map(|i| (1000 + i * 37) % vocab).collect();
-    let model = session.model_mut();
     let repeats = args.repeats.max(1);
+    let steps = if args.inside {
+        let off = step_rate(&mut session, &prompt, args.decode, repeats, false)?;
+        let on = step_rate(&mut session, &prompt, args.decode, repeats, true)?;
+        session.set_inside(false);
+        Some(StepRates { step_tok_s: off, step_inside_tok_s: on, inside_cost: off / on })
+    } else {
+        None
+    };
+    let model = session.model_mut();
     let (mut prefill, mut decode) = (Vec::new(), Vec::new());
     for _ in 0..repeats {
         model.truncate(0);
@@ -106,6 +149,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         decode_tok_s: median(decode.clone()),
         decode_tok_s_best: decode.iter().copied().fold(0.0, f64::max),
         peak_rss_mb: peak_rss_mb(),
+        steps,
     };
     println!("{}", serde_json::to_string(&report).expect("report serialises"));
     Ok(())

@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 pub mod bench;
 pub mod check_cache;
 pub mod dist;
+pub mod inside;
 pub mod generate;
 pub mod lesson;
 mod model_arg;
@@ -49,6 +50,8 @@ pub enum Command {
     Settings(settings::SettingsArgs),
     /// Print a course preset's numbers (the page's Lessons menu) as JSON.
     Lesson(lesson::LessonArgs),
+    /// After a prompt: what the newest query read in every layer, and the logit lens.
+    Inside(inside::InsideArgs),
 }
 
 /// Parses the arguments, runs the subcommand, and turns an error into a
@@ -64,6 +67,7 @@ pub fn run() -> ExitCode {
         Command::Train(args) => train::run(args),
         Command::Settings(args) => settings::run(args),
         Command::Lesson(args) => lesson::run(args),
+        Command::Inside(args) => inside::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

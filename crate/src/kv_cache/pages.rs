@@ -263,6 +263,24 @@ impl PagesRef<'_> {
         self.row(h, pos, head_dim, false)
     }
 
+    /// `q · key(h, p)` for every position p in `positions`, appended to
+    /// `out` (f32 products summed in order; the inside view's weights, which
+    /// read thousands of keys a step and so allocate nothing per key).
+    pub fn key_dots(&self, h: usize, positions: Range<usize>, q: &[f32], out: &mut Vec<f32>) {
+        fn dots<E: Copy>(pages: &[Page<E>], h: usize, positions: Range<usize>, q: &[f32], out: &mut Vec<f32>, f: impl Fn(E) -> f32) {
+            let hd = q.len();
+            for pos in positions {
+                let page = &pages[pos / PAGE];
+                let at = (h * page.rows + pos % PAGE) * hd;
+                out.push(page.k[at..at + hd].iter().zip(q).map(|(&k, &q)| f(k) * q).sum());
+            }
+        }
+        match *self {
+            PagesRef::F16(p) => dots(p, h, positions, q, out, f16::to_f32),
+            PagesRef::F32(p) => dots(p, h, positions, q, out, |x| x),
+        }
+    }
+
     fn row(&self, h: usize, pos: usize, head_dim: usize, key: bool) -> Vec<f32> {
         fn get<E: Copy>(pages: &[Page<E>], h: usize, pos: usize, hd: usize, key: bool, f: impl Fn(E) -> f32) -> Vec<f32> {
             let page = &pages[pos / PAGE];

@@ -5,7 +5,7 @@
 //! without it (the recompute path, training) the attention is burn's
 //! tensor operations (`attend`), in f32 throughout.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use burn::module::Module;
 use burn::tensor::activation::softmax;
@@ -16,6 +16,7 @@ use super::projection::Projection;
 use super::rope::apply_rope;
 use crate::config::{ModelConfig, NormKind, Positions, RopeStyle};
 use crate::counters::PathCost;
+use crate::inside::{Capture, capture::weights_of_query};
 use crate::kv_cache::KvCache;
 
 #[derive(Module, Debug)]
@@ -49,6 +50,9 @@ pub struct ChunkPositions<'a> {
     /// causal masks left visible. (A cache that re-projected the prefix, or
     /// attended to more keys than it holds, shows here.)
     pub work: Cell<PathCost>,
+    /// When set, each layer with a cache adds its last query's weights over
+    /// the cache here (the inside view).
+    pub capture: Option<RefCell<Capture>>,
 }
 
 /// What one layer's attention needs besides its weights.
@@ -127,6 +131,11 @@ impl Attention {
                 // The chunk's keys and values go into the cache's pages, and
                 // the fused kernel reads the queries' view of them there.
                 cache.write(layer.layer, k, v);
+                if let Some(capture) = &pos.capture {
+                    let last = q.clone().slice([0..1, 0..h, t - 1..t, 0..hd]).into_data().try_to_vec::<f32>().expect("f32 queries");
+                    let weights = weights_of_query(&last, h, cache.view(layer.layer), pos.start + t - 1, layer.window);
+                    capture.borrow_mut().attention.push(weights);
+                }
                 let out = paged_attend(q, cache.view(layer.layer), pos.start, layer.window); // (b, t, h·hd)
                 let visible = (0..t).map(|i| visible_keys(pos.start + i, layer.window)).sum();
                 (out, visible)

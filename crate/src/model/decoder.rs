@@ -10,6 +10,7 @@ use crate::bail;
 use crate::config::ModelConfig;
 use crate::counters::Counters;
 use crate::error::{Error, Result};
+use crate::inside::Capture;
 use crate::kv_cache::{KvCache, KvHeld, KvPrecision, PAGE};
 use crate::lm::{LanguageModel, ModelInfo, WindowInfo};
 
@@ -113,7 +114,10 @@ impl DecoderLm {
     /// shrinks). No chunk crosses a page boundary, so a sliding-window
     /// layer's ring holds a window and one page being written
     /// (`kv_cache::ring`).
-    fn run_chunks(&mut self, tokens: &[u32]) -> Result<Tensor<3>> {
+    ///
+    /// With `capture`, the last chunk also records the inside of its last
+    /// position (`inside::Capture`).
+    fn run_chunks(&mut self, tokens: &[u32], capture: bool) -> Result<(Tensor<3>, Option<Capture>)> {
         let mut last = None;
         let mut rest = tokens;
         while !rest.is_empty() {
@@ -121,14 +125,37 @@ impl DecoderLm {
             let n = rest.len().min(PREFILL_CHUNK).min(PAGE - start % PAGE);
             let (chunk, after) = rest.split_at(n);
             let input = self.token_tensor(chunk);
-            let (logits, work) = self.model.forward(&self.config, input, start, Some(&mut self.cache), true);
+            let (logits, work, captured) =
+                self.model.forward_captured(&self.config, input, start, Some(&mut self.cache), true, capture && after.is_empty());
             self.counters.cached.add(work);
             self.ids.truncate(start);
             self.ids.extend_from_slice(chunk);
-            last = Some(logits);
+            last = Some((logits, captured));
             rest = after;
         }
         Ok(last.expect("tokens is not empty"))
+    }
+
+    /// `forward_cached`, capturing the inside of the last position or not.
+    fn forward_cached_with(&mut self, tokens: &[u32], capture: bool) -> Result<(Vec<f32>, Option<Capture>)> {
+        self.check_tokens(tokens)?;
+        let held = self.ids.len();
+        if held + tokens.len() > self.config.context {
+            bail!("context full: {held} cached + {} new positions exceed the context length {}", tokens.len(), self.config.context);
+        }
+        if self.cache.len() < held {
+            // A rewind went past the local layers' rings (`truncate`): the
+            // text up to the rewind point goes through again first, and the
+            // new tokens go on from there as they would have.
+            let again = self.ids[self.cache.len()..].to_vec();
+            self.run_chunks(&again, false)?;
+            self.refills += 1;
+            let kept = self.cache.truncate(held);
+            debug_assert!(kept, "a rewind to the length holds what it needs");
+        }
+        self.cache.start_feed();
+        let (last, captured) = self.run_chunks(tokens, capture)?;
+        Ok((logits_rows(last)?.pop().expect("one row"), captured))
     }
 
 
@@ -210,24 +237,30 @@ impl LanguageModel for DecoderLm {
     }
 
     fn forward_cached(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
-        self.check_tokens(tokens)?;
-        let held = self.ids.len();
-        if held + tokens.len() > self.config.context {
-            bail!("context full: {held} cached + {} new positions exceed the context length {}", tokens.len(), self.config.context);
+        Ok(self.forward_cached_with(tokens, false)?.0)
+    }
+
+    fn forward_cached_inside(&mut self, tokens: &[u32]) -> Result<(Vec<f32>, Option<Capture>)> {
+        self.forward_cached_with(tokens, true)
+    }
+
+    /// The final norm and LM head on each residual, as many rows at a time
+    /// as `HEAD_CHUNK_LOGITS` allows (Gemma's 19 rows of 262,144 logits
+    /// would be 20 MB at once).
+    fn lens(&mut self, residuals: &[Vec<f32>], each: &mut dyn FnMut(usize, &[f32]) -> Result<()>) -> Result<()> {
+        let d = self.config.d_model;
+        if let Some(bad) = residuals.iter().find(|r| r.len() != d) {
+            bail!("a residual of {} values for a model of width {d}", bad.len());
         }
-        if self.cache.len() < held {
-            // A rewind went past the local layers' rings (`truncate`): the
-            // text up to the rewind point goes through again first, and the
-            // new tokens go on from there as they would have.
-            let again = self.ids[self.cache.len()..].to_vec();
-            self.run_chunks(&again)?;
-            self.refills += 1;
-            let kept = self.cache.truncate(held);
-            debug_assert!(kept, "a rewind to the length holds what it needs");
+        let chunk = (HEAD_CHUNK_LOGITS / self.config.vocab_size).max(1);
+        for (c, rows) in residuals.chunks(chunk).enumerate() {
+            let flat: Vec<f32> = rows.concat();
+            let x = Tensor::<3>::from_data(TensorData::new(flat, [1, rows.len(), d]), &self.device);
+            for (i, row) in logits_rows(self.model.head(&self.config, x))?.iter().enumerate() {
+                each(c * chunk + i, row)?;
+            }
         }
-        self.cache.start_feed();
-        let last = self.run_chunks(tokens)?;
-        Ok(logits_rows(last)?.pop().expect("one row"))
+        Ok(())
     }
 
     fn forward_naive(&mut self, tokens: &[u32]) -> Result<Vec<Vec<f32>>> {

@@ -15,7 +15,7 @@ pub mod norm;
 pub mod projection;
 pub mod rope;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use burn::module::Module;
 use burn::nn::{Embedding, EmbeddingConfig};
@@ -30,6 +30,7 @@ use projection::Projection;
 
 use crate::config::{ModelConfig, Positions};
 use crate::counters::PathCost;
+use crate::inside::Capture;
 use crate::kv_cache::KvCache;
 
 pub use decoder::{DecoderLm, WeightsSource};
@@ -80,12 +81,28 @@ impl Transformer {
         cache: Option<&mut KvCache>,
         last_only: bool,
     ) -> (Tensor<3>, PathCost) {
-        let (mut x, work) = self.hidden_counted(c, tokens, start, cache);
+        let (logits, work, _) = self.forward_captured(c, tokens, start, cache, last_only, false);
+        (logits, work)
+    }
+
+    /// `forward`, and with `capture` (batch 1, with a cache) what the last
+    /// position's query read in every layer and the residual stream there
+    /// (`inside::Capture`).
+    pub fn forward_captured(
+        &self,
+        c: &ModelConfig,
+        tokens: Tensor<2, Int>,
+        start: usize,
+        cache: Option<&mut KvCache>,
+        last_only: bool,
+        capture: bool,
+    ) -> (Tensor<3>, PathCost, Option<Capture>) {
+        let (mut x, work, captured) = self.hidden_counted(c, tokens, start, cache, capture);
         let [b, t, d] = x.dims();
         if last_only && t > 1 {
             x = x.slice([0..b, t - 1..t, 0..d]);
         }
-        (self.head(c, x), work)
+        (self.head(c, x), work, captured)
     }
 
     /// The residual stream after the last block (before the final norm).
@@ -94,13 +111,22 @@ impl Transformer {
     /// - tokens: `[batch, T]`
     /// - returned: `[batch, T, d_model]`
     pub fn hidden(&self, c: &ModelConfig, tokens: Tensor<2, Int>, start: usize, cache: Option<&mut KvCache>) -> Tensor<3> {
-        self.hidden_counted(c, tokens, start, cache).0
+        self.hidden_counted(c, tokens, start, cache, false).0
     }
 
     /// `hidden`, and the attention's work: what every layer's attention
     /// counted from the shapes it ran, as one layer's share (the counters
     /// are per layer and head, and every layer runs the same shapes).
-    fn hidden_counted(&self, c: &ModelConfig, tokens: Tensor<2, Int>, start: usize, mut cache: Option<&mut KvCache>) -> (Tensor<3>, PathCost) {
+    /// With `capture` and a cache, also the last position's inside
+    /// (`forward_captured`).
+    fn hidden_counted(
+        &self,
+        c: &ModelConfig,
+        tokens: Tensor<2, Int>,
+        start: usize,
+        mut cache: Option<&mut KvCache>,
+        capture: bool,
+    ) -> (Tensor<3>, PathCost, Option<Capture>) {
         let device = tokens.device();
         let [_, t] = tokens.dims();
         let mut x = self.tok_emb.forward(tokens); // (b, t, d)
@@ -124,9 +150,22 @@ impl Transformer {
             rope: global.as_ref().map(|(c, s, st)| (c, s, *st)),
             rope_local: local.as_ref().map(|(c, s, st)| (c, s, *st)),
             work: Cell::default(),
+            capture: (capture && cache.is_some()).then(|| {
+                RefCell::new(Capture { query: start + t - 1, heads: c.n_heads, kv_heads: c.n_kv_heads, ..Capture::default() })
+            }),
         };
+        let last_row = |x: &Tensor<3>| {
+            let [b, t, d] = x.dims();
+            x.clone().slice([0..b, t - 1..t, 0..d]).into_data().try_to_vec::<f32>().expect("f32 activations")
+        };
+        if let Some(capture) = &pos.capture {
+            capture.borrow_mut().residuals.push(last_row(&x));
+        }
         for (layer, block) in self.blocks.iter().enumerate() {
             x = block.forward(c, layer, x, &pos, cache.as_deref_mut());
+            if let Some(capture) = &pos.capture {
+                capture.borrow_mut().residuals.push(last_row(&x));
+            }
         }
         if let Some(cache) = cache {
             cache.advance(t);
@@ -139,7 +178,7 @@ impl Transformer {
             work.kv_rows % layers == 0 && (c.options.sliding_window.is_some() || work.scores % layers == 0),
             "every layer runs the same shapes"
         );
-        (x, PathCost { kv_rows: work.kv_rows / layers, scores: work.scores / layers })
+        (x, PathCost { kv_rows: work.kv_rows / layers, scores: work.scores / layers }, pos.capture.map(RefCell::into_inner))
     }
 
     /// Final norm and LM head.

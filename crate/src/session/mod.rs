@@ -20,6 +20,7 @@ use crate::bail;
 use crate::beam;
 use crate::counters::{Counters, PathCost};
 use crate::error::Result;
+use crate::inside::Capture;
 use crate::lm::{self, LanguageModel, ModelInfo};
 use crate::position::Position;
 use crate::report::{CacheCheck, ChosenToken, Distribution, StepReport, StopReason};
@@ -29,6 +30,7 @@ use crate::rules;
 use crate::tokenizer::Tokenizer;
 
 mod beam_job;
+mod inside_view;
 mod sampler_state;
 mod step_report;
 
@@ -75,6 +77,14 @@ pub struct Session {
     /// A beam search advanced one depth per `beam_next` (the browser's
     /// cancellable search); the cache is the search's until it ends.
     beam_job: Option<beam::BeamSearch>,
+    /// Reports carry the inside view (`inside_view`): every pass that makes
+    /// a pending position captures what it read.
+    inside: bool,
+    /// The pending position's capture (inside on, and a model with layers).
+    pending_capture: Option<Capture>,
+    /// Model work done to capture a pending position again (`inside_now`),
+    /// which the generation's counters leave out.
+    inside_work: Counters,
 }
 
 impl Session {
@@ -99,6 +109,9 @@ impl Session {
             full_owed: false,
             beam_work: Counters::default(),
             beam_job: None,
+            inside: false,
+            pending_capture: None,
+            inside_work: Counters::default(),
         })
     }
 
@@ -195,11 +208,13 @@ impl Session {
         self.stopped = None;
         self.naive_shadow = PathCost::default();
         self.beam_work = Counters::default();
+        self.inside_work = Counters::default();
         let refilled = self.refill(settings.use_cache);
         self.sync_position();
         refilled?;
         let distribution = self.describe(settings)?.0;
-        self.full_report(distribution, None)
+        let inside = self.inside_report(None)?;
+        self.full_report(distribution, None, inside)
     }
 
     /// The rules on the pending logits with new settings; no model call.
@@ -248,6 +263,8 @@ impl Session {
             self.position.draw(settings, &mut self.rng, &vocabulary, &names)?
         };
         let id = drawn.id as usize;
+        // Before anything but the RNG moved: a failure leaves the step undone.
+        let inside = self.inside_report(Some(drawn.id)).inspect_err(|_| self.rng = rng_before.clone())?;
         let chosen = ChosenToken {
             id: drawn.id,
             text: self.tokenizer.id_to_piece(drawn.id),
@@ -266,7 +283,7 @@ impl Session {
         // The reader never hears of this token if the step fails here.
         self.full_owed |= fed.is_err();
         fed?;
-        self.step_report(drawn.distribution, chosen, text_delta)
+        self.step_report(drawn.distribution, chosen, text_delta, inside)
     }
 
     /// Keeps the first `n` generated tokens and makes the distribution at
@@ -289,7 +306,8 @@ impl Session {
         self.sync_position();
         restored?;
         let distribution = self.describe(settings)?.0;
-        self.full_report(distribution, None)
+        let inside = self.inside_report(None)?;
+        self.full_report(distribution, None, inside)
     }
 
     /// Beam search from the current state; the session's own state is unchanged.
@@ -353,7 +371,14 @@ impl Session {
     /// is compared with; with it on, the naive path's cost is kept as what it
     /// would have been.
     fn run_new_tokens(&mut self, ids: &[u32], use_cache: bool) -> Result<()> {
-        let cached = self.model.forward_cached(ids)?;
+        self.pending_capture = None;
+        let cached = if self.inside {
+            let (cached, captured) = self.model.forward_cached_inside(ids)?;
+            self.pending_capture = captured;
+            cached
+        } else {
+            self.model.forward_cached(ids)?
+        };
         let seen = self.model.cache_len();
         let logits = if use_cache {
             self.naive_shadow.add(PathCost::naive_step(seen));
@@ -393,12 +418,13 @@ impl Session {
     }
 
     /// Work of this generation: the model's own count, less the beam
-    /// searches', plus what recomputing would have cost for cached steps.
+    /// searches' and the inside view's, plus what recomputing would have
+    /// cost for cached steps.
     pub fn counters(&self) -> Counters {
         let model = self.model.counters();
         let mut naive = model.naive.minus(self.beam_work.naive);
         naive.add(self.naive_shadow);
-        Counters { cached: model.cached.minus(self.beam_work.cached), naive }
+        Counters { cached: model.cached.minus(self.beam_work.cached).minus(self.inside_work.cached), naive }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::Session;
 use crate::error::Result;
+use crate::inside::InsideReport;
 use crate::report::{ChosenToken, Distribution, KvView, PromptToken, StepReport, Transcript};
 use crate::tokenizer::{decode_complete, split_complete_utf8};
 
@@ -56,20 +57,31 @@ impl Session {
     /// The report after a step: the token and the text it completed, or the
     /// whole transcript when the reader missed a change (a request that
     /// failed after changing the history).
-    pub(super) fn step_report(&mut self, distribution: Distribution, chosen: ChosenToken, text_delta: String) -> Result<StepReport> {
+    pub(super) fn step_report(
+        &mut self,
+        distribution: Distribution,
+        chosen: ChosenToken,
+        text_delta: String,
+        inside: Option<InsideReport>,
+    ) -> Result<StepReport> {
         if self.full_owed {
-            return self.full_report(distribution, Some(chosen));
+            return self.full_report(distribution, Some(chosen), inside);
         }
-        self.report(distribution, Some(chosen), text_delta, None)
+        self.report(distribution, Some(chosen), text_delta, None, inside)
     }
 
     /// The report after the transcript changed wholesale (a prompt, a rewind):
     /// all of it, with the held-back bytes measured again.
-    pub(super) fn full_report(&mut self, distribution: Distribution, chosen: Option<ChosenToken>) -> Result<StepReport> {
+    pub(super) fn full_report(
+        &mut self,
+        distribution: Distribution,
+        chosen: Option<ChosenToken>,
+        inside: Option<InsideReport>,
+    ) -> Result<StepReport> {
         let (full, held) = self.transcript_and_held();
         self.held = held;
         self.full_owed = false;
-        self.report(distribution, chosen, String::new(), Some(full))
+        self.report(distribution, chosen, String::new(), Some(full), inside)
     }
 
     /// The report around `distribution` (the pending one, or the one a token was just drawn from).
@@ -79,6 +91,7 @@ impl Session {
         chosen: Option<ChosenToken>,
         text_delta: String,
         full: Option<Transcript>,
+        inside: Option<InsideReport>,
     ) -> Result<StepReport> {
         let info = self.model.info();
         let len = self.model.cache_len();
@@ -106,6 +119,7 @@ impl Session {
             },
             counters: self.counters(),
             cache_check: self.cache_check,
+            inside,
         })
     }
 }

@@ -24,6 +24,32 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
         .map_err(|e| js_sys::Error::new(&format!("could not hand the report to the page: {e}")).into())
 }
 
+/// An inside view as a JS object, each layer's attention weights a
+/// Float32Array (SmolLM2 at 1,000 positions has 270,000 of them a step:
+/// as JS numbers they would cost more than the step).
+fn inside_to_js(mut inside: crate::inside::InsideReport) -> Result<JsValue, JsValue> {
+    let weights: Vec<Vec<f32>> = inside.attention.iter_mut().map(|a| std::mem::take(&mut a.weights)).collect();
+    let value = to_js(&inside)?;
+    let layers = js_sys::Reflect::get(&value, &"attention".into())?;
+    for (l, w) in weights.iter().enumerate() {
+        let layer = js_sys::Reflect::get_u32(&layers, l as u32)?;
+        js_sys::Reflect::set(&layer, &"weights".into(), &js_sys::Float32Array::from(w.as_slice()))?;
+    }
+    Ok(value)
+}
+
+/// A step report as a JS object, its inside view's weights as Float32Arrays.
+fn report_to_js(mut report: crate::report::StepReport) -> Result<JsValue, JsValue> {
+    let inside = report.inside.take();
+    let value = to_js(&report)?;
+    let inside = match inside {
+        Some(i) => inside_to_js(i)?,
+        None => JsValue::NULL,
+    };
+    js_sys::Reflect::set(&value, &"inside".into(), &inside)?;
+    Ok(value)
+}
+
 fn err(e: Error) -> JsValue {
     js_sys::Error::new(&e.message).into()
 }
@@ -106,12 +132,12 @@ impl Playground {
 
     pub fn start(&mut self, prompt: &str, settings_js: JsValue) -> Result<JsValue, JsValue> {
         let s = settings(settings_js)?;
-        to_js(&self.session.start(prompt, &s).map_err(err)?)
+        report_to_js(self.session.start(prompt, &s).map_err(err)?)
     }
 
     pub fn step(&mut self, settings_js: JsValue) -> Result<JsValue, JsValue> {
         let s = settings(settings_js)?;
-        to_js(&self.session.step(&s).map_err(err)?)
+        report_to_js(self.session.step(&s).map_err(err)?)
     }
 
     pub fn preview(&self, settings_js: JsValue) -> Result<JsValue, JsValue> {
@@ -121,7 +147,23 @@ impl Playground {
 
     pub fn rewind(&mut self, n_generated: usize, settings_js: JsValue) -> Result<JsValue, JsValue> {
         let s = settings(settings_js)?;
-        to_js(&self.session.rewind(n_generated, &s).map_err(err)?)
+        report_to_js(self.session.rewind(n_generated, &s).map_err(err)?)
+    }
+
+    /// Whether reports carry the inside view (`StepReport.inside`): what the
+    /// newest query read in every layer and the logit lens. Off, nothing of
+    /// it is computed.
+    pub fn set_inside(&mut self, on: bool) {
+        self.session.set_inside(on);
+    }
+
+    /// The inside view of the pending position (null for a model without
+    /// layers); the generation is left as it was.
+    pub fn inside_now(&mut self) -> Result<JsValue, JsValue> {
+        match self.session.inside_now().map_err(err)? {
+            Some(inside) => inside_to_js(inside),
+            None => Ok(JsValue::NULL),
+        }
     }
 
     /// Every token of `text` with the probability and rank the model gave it
@@ -164,7 +206,7 @@ impl Playground {
         }
         let s = settings(settings_js)?;
         self.session = builtin::logits_session(&logits).map_err(err)?;
-        to_js(&self.session.start(prompt, &s).map_err(err)?)
+        report_to_js(self.session.start(prompt, &s).map_err(err)?)
     }
 
     /// "bigram-abc" only: retrains the lesson-18 bigram in the browser and

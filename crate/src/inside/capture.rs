@@ -1,0 +1,124 @@
+//! What the decoder records, when asked, at the last position of a chunk:
+//! each layer's attention weights of that query over the cache, and the
+//! residual stream after the embedding and after every block.
+
+use crate::kv_cache::LayerView;
+
+/// One layer's attention at the captured position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerWeights {
+    /// A sliding-window layer's window (positions it sees, its own included).
+    pub window: Option<usize>,
+    /// The first cache position the query reads (0 unless a window cut it).
+    pub first: usize,
+    /// `heads` rows of `query - first + 1` weights, query head h at
+    /// `[h·n, (h+1)·n)`; each row is a softmax, so it sums to 1.
+    pub weights: Vec<f32>,
+}
+
+/// The inside of one forward pass at its last position.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Capture {
+    /// The captured query's cache position (the cache length before it, so
+    /// the positions its weights cover are `first..=query`).
+    pub query: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    /// One per layer, in order.
+    pub attention: Vec<LayerWeights>,
+    /// The residual stream at the query: after the embedding (its scale and
+    /// learned positions included), then after each block; `layers + 1` rows
+    /// of `d_model`, before the final norm.
+    pub residuals: Vec<Vec<f32>>,
+}
+
+impl Capture {
+    /// Positions layer `layer`'s query reads.
+    pub fn read(&self, layer: usize) -> usize {
+        self.query + 1 - self.attention[layer].first
+    }
+
+    /// Layer `layer`'s weights of query head `h`.
+    pub fn row(&self, layer: usize, h: usize) -> &[f32] {
+        let n = self.read(layer);
+        &self.attention[layer].weights[h * n..(h + 1) * n]
+    }
+}
+
+/// The softmax weights of one query over a layer's cached keys: query head
+/// h against KV head h / (heads / kv_heads), scaled by 1/√head_dim as the
+/// attention kernel does (a model's own scale is already in the queries),
+/// over the positions `first_visible(query, window)..=query`.
+///
+/// `q` is the query's `heads · head_dim` values after rotation and scaling,
+/// the ones the kernel attended with; `kv` holds this layer's keys with the
+/// query's own already written.
+pub fn weights_of_query(q: &[f32], heads: usize, kv: LayerView, query: usize, window: Option<usize>) -> LayerWeights {
+    let hd = kv.head_dim;
+    assert_eq!(q.len(), heads * hd, "one query of {heads} heads × {hd}");
+    let group = heads / kv.kv_heads;
+    let first = window.map_or(0, |w| (query + 1).saturating_sub(w));
+    let n = query + 1 - first;
+    let scale = 1.0 / (hd as f32).sqrt();
+    let mut weights = Vec::with_capacity(heads * n);
+    for h in 0..heads {
+        let row_start = weights.len();
+        kv.pages.key_dots(h / group, first..query + 1, &q[h * hd..(h + 1) * hd], &mut weights);
+        let row = &mut weights[row_start..];
+        let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s * scale));
+        let mut sum = 0f64;
+        for s in row.iter_mut() {
+            *s = super::lens::exp_nonpositive(*s * scale - max);
+            sum += *s as f64;
+        }
+        let inv = (1.0 / sum) as f32;
+        row.iter_mut().for_each(|w| *w *= inv);
+    }
+    LayerWeights { window, first, weights }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kv_cache::{KvCache, KvPrecision};
+    use burn::tensor::{Tensor, TensorData};
+
+    /// The weights are softmax(q·k/√d) by the definition, computed here in
+    /// f64 from the keys as the cache rounded them, for grouped heads and a
+    /// window that hides the oldest positions.
+    #[test]
+    fn weights_are_the_softmax_of_the_scaled_scores() {
+        let (heads, kvh, hd, len) = (4, 2, 8, 11);
+        let device = crate::backend::BackendKind::Flex.device().unwrap();
+        let mut cache = KvCache::new(1, kvh, hd, 64, KvPrecision::F16);
+        let mut rng = crate::rng::Rng::new(9);
+        let mut normal = |n: usize| (0..n).map(|_| (rng.next_f64() * 4.0 - 2.0) as f32).collect::<Vec<f32>>();
+        let k = normal(kvh * len * hd);
+        let v = normal(kvh * len * hd);
+        let t = |x: Vec<f32>| Tensor::<4>::from_data(TensorData::new(x, [1, kvh, len, hd]), &device);
+        cache.write(0, t(k), t(v));
+        cache.advance(len);
+        let q = normal(heads * hd);
+        for window in [None, Some(4)] {
+            let got = weights_of_query(&q, heads, cache.view(0), len - 1, window);
+            let first = window.map_or(0, |w| len - w);
+            assert_eq!(got.first, first);
+            for h in 0..heads {
+                let scores: Vec<f64> = (first..len)
+                    .map(|p| {
+                        let key = cache.view(0).pages.key(h / 2, p, hd);
+                        key.iter().zip(&q[h * hd..(h + 1) * hd]).map(|(&k, &q)| k as f64 * q as f64).sum::<f64>() / (hd as f64).sqrt()
+                    })
+                    .collect();
+                let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let sum: f64 = scores.iter().map(|s| (s - max).exp()).sum();
+                let n = len - first;
+                for (i, s) in scores.iter().enumerate() {
+                    let want = (s - max).exp() / sum;
+                    let have = got.weights[h * n + i] as f64;
+                    assert!((want - have).abs() < 1e-6, "head {h} position {}: {have} against {want}", first + i);
+                }
+            }
+        }
+    }
+}

@@ -3,8 +3,8 @@
 // the inside panel closed and open, in alternating rounds, each from Reset.
 // Per round: the worker's time per token (decode step + its report, with the
 // attention weights and the logit lens when open: bench/bench.js's
-// __ntpSteps) and the run's tokens per second (Run pressed -> the run's last
-// token shown). The ratio open / closed of the median step is the figure to
+// __ntpSteps), the engine call's part of it (__ntpStepsEngine) and the run's
+// tokens per second (Run pressed -> the run's last token shown). The ratio open / closed of the median step is the figure to
 // watch (the goal: at most 2). Speed is measured here, never asserted.
 //
 // Usage: node pkg-scripts/bench-inside.mjs [model] [tokens] [--rounds=N] [--json]
@@ -24,7 +24,7 @@ if (!Number.isInteger(tokens) || tokens < 2) {
 
 /** Both modes' panels: the default page's, with the inside panel or without it. */
 const PANELS = "output,dist,rules,entropy,kv,controls,model";
-const figures = { model, tokens, rounds, closed: { step: [], tokens_per_s: [] }, open: { step: [], tokens_per_s: [] }, ratio: null, problems: [] };
+const figures = { model, tokens, rounds, closed: { step: [], engine: [], tokens_per_s: [] }, open: { step: [], engine: [], tokens_per_s: [] }, ratio: null, problems: [] };
 const server = await startServer();
 const browser = await launchBrowser();
 try {
@@ -36,10 +36,12 @@ try {
   for (let round = 1; round <= rounds; round++) {
     for (const mode of /** @type {const} */ (["closed", "open"])) {
       await setInside(page, mode === "open");
-      const { step, perSecond } = await runOnce(page);
+      const { step, engine, perSecond } = await runOnce(page);
       figures[mode].step.push(...step);
+      figures[mode].engine.push(...engine);
       figures[mode].tokens_per_s.push(perSecond);
-      say(`round ${round}, inside ${mode}: ${tokens} tokens at ${perSecond.toFixed(1)} tokens/s; worker's time per token ${describeMs(step)}`);
+      say(`round ${round}, inside ${mode}: ${tokens} tokens at ${perSecond.toFixed(1)} tokens/s; worker's time per token ${describeMs(step)}; ` +
+        `of which the engine call ${describeMs(engine)}`);
     }
   }
   figures.problems.push(...errors);
@@ -52,8 +54,9 @@ const closed = stats(figures.closed.step);
 const open = stats(figures.open.step);
 figures.ratio = closed.p50 ? open.p50 / closed.p50 : null;
 say(`${model}, Run decode, worker's time per token: inside closed ${describeMs(figures.closed.step)}; open ${describeMs(figures.open.step)}`);
+say(`  of which the engine call (Playground.step): closed ${describeMs(figures.closed.engine)}; open ${describeMs(figures.open.engine)}`);
 say(`open / closed (median step): ${figures.ratio?.toFixed(2) ?? "–"} (goal: at most 2)`);
-emitJson({ ...figures, closed: { ...figures.closed, step: closed }, open: { ...figures.open, step: open } });
+emitJson({ ...figures, closed: { ...figures.closed, step: closed, engine: stats(figures.closed.engine) }, open: { ...figures.open, step: open, engine: stats(figures.open.engine) } });
 
 /**
  * Open or close the inside panel with its switch, and wait until the engine
@@ -74,11 +77,11 @@ async function setInside(page, on) {
 async function runOnce(page) {
   await page.click("#btn-reset");
   await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 0, null, { timeout: 60000 });
-  await page.evaluate(() => { window.__ntpSteps.length = 0; });
+  await page.evaluate(() => { window.__ntpSteps.length = 0; window.__ntpStepsEngine.length = 0; });
   const t0 = Date.now();
   await page.click("#btn-run");
   await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length >= n && document.querySelector("#btn-run").textContent === "Run",
     tokens, { timeout: 300000 });
   const seconds = (Date.now() - t0) / 1000;
-  return { step: await page.evaluate(() => window.__ntpSteps.slice()), perSecond: tokens / seconds };
+  return { step: await page.evaluate(() => window.__ntpSteps.slice()), engine: await page.evaluate(() => window.__ntpStepsEngine.slice()), perSecond: tokens / seconds };
 }

@@ -150,7 +150,7 @@ export function renderSection(r) {
     const ins = r.inside;
     if (ins) {
       row("Run, worker's time per token, inside panel closed / open, p50 (ratio)", (_, __, name) => name === ins.model ?
-        `${ms(ins.closed.step.p50)} / ${ms(ins.open.step.p50)} (${ins.ratio?.toFixed(2) ?? "–"}×)` : null);
+        `${ms(ins.closed.step.p50)} / ${ms(ins.open.step.p50)} (${ins.ratio?.toFixed(2) ?? "–"}×; the engine call ${ms(ins.closed.engine?.p50)} / ${ms(ins.open.engine?.p50)})` : null);
     }
     row("open → first distribution, cold profile: median (max)", (_, l) => l?.cold && `${ms(l.cold.first_render.p50)} (${ms(l.cold.first_render.max)})`);
     row("open → first distribution, warm (Cache API): median (max)", (_, l) => l?.warm && `${ms(l.warm.first_render.p50)} (${ms(l.warm.first_render.max)})`);

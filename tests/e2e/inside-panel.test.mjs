@@ -95,6 +95,7 @@ function checkReport(r) {
   }
   // The final top-1 is the top token of every lens layer from top1_from on, and not of the one before.
   const topAt = (l) => ins.lens[l].top[0].id;
+  if (ins.top1_from === null) { assert.notEqual(topAt(ins.layers), ins.raw_top.id, "no top1_from: the last layer's top is another token"); return; }
   for (let l = ins.top1_from; l <= ins.layers; l++) assert.equal(topAt(l), ins.raw_top.id, `lens layer ${l}: top-1 is the final one`);
   if (ins.top1_from > 0) assert.notEqual(topAt(ins.top1_from - 1), ins.raw_top.id, "top1_from is the first of the run");
   for (const e of ins.lens) assert.equal(e.raw_top_rank === 1, e.top[0].id === ins.raw_top.id, `lens layer ${e.layer}: raw_top_rank agrees with its top`);
@@ -212,6 +213,7 @@ test("the layer and head move with the keyboard and the mouse; every number show
   assert.deepEqual(top.map(([p]) => p), row.map((w, i) => [w, i + a.first]).sort((x, y) => y[0] - x[0] || x[1] - y[1]).slice(0, 5).map(([, p]) => p));
   // The pointer over a cell: its group's weights on that position.
   const grid = await page.$("#p-inside .heat.overview");
+  await grid.scrollIntoViewIfNeeded();
   const box = await grid.boundingBox();
   // The middle of the first row's first cell, from the grid's own geometry.
   const g = await grid.evaluate((s) => ({ labelW: Number(s.dataset.labelW), cell: Number(s.dataset.cell), row: Number(s.dataset.row), vb: s.viewBox.baseVal.width }));

@@ -112,6 +112,8 @@ const EXPECTED = {
     strings: { "gallery:greedy": "ababababababa", "gallery:greedy (no penalty)": "ababababababababa", "gallery:greedy (penalty=2)": "abcbababcbababcba" },
   },
   "diversity": { panels: ["output", "controls"], nums: {} },
+  // Its numbers are the inside panel's report (tests/e2e/inside-panel.test.mjs checks them).
+  "answer-forms": { panels: ["output", "dist", "inside", "controls"], nums: {} },
   "kv-cache": {
     panels: ["output", "kv"],
     nums: { cached_scores: "78", naive_scores: "364", cached_kv: "31", naive_kv: "468", kv_ratio: "15.1" },

@@ -10,6 +10,7 @@
 //   window.__ntpLoad        page-load milestones (performance.now() ms) and the
 //                           worker's own stage durations
 //   window.__ntpSteps       the worker's ms for each generated token (decode step + report)
+//   window.__ntpStepsEngine the engine call's ms of each (Playground.step alone)
 //   window.__ntpBeams       each beam search, request to reply, ms
 //
 // and withSyntheticVocabulary(), which gives the page's Previewer a synthetic
@@ -23,6 +24,7 @@ window.__ntpLoad = load;
 window.__ntpPerf = [];
 window.__ntpPerfPainted = [];
 window.__ntpSteps = [];
+window.__ntpStepsEngine = [];
 window.__ntpBeams = [];
 
 /** Input timeStamps of moves whose preview is not painted yet. @type {number[]} */
@@ -39,7 +41,7 @@ first("load-sent", () => { load.load_sent = performance.now(); });
 first("model-ready", (d) => { load.ready = performance.now(); load.worker = d.timings; });
 first("replay-start", (d) => { load.first_report = performance.now(); load.prefill_ms = d.ms; });
 
-on("decode-step", (d) => window.__ntpSteps.push(d.ms));
+on("decode-step", (d) => { window.__ntpSteps.push(d.ms); window.__ntpStepsEngine.push(d.engineMs); });
 on("beam-done", (d) => window.__ntpBeams.push(d.ms));
 on("preview-wanted", (d) => waiting.push(d.startedAt));
 on("painted", (d) => {

@@ -84,7 +84,7 @@ export async function replayOrSay() {
  */
 function takeReport(msg) {
   store.takeReport(msg);
-  if (msg.ms !== undefined && msg.report.chosen) emit("decode-step", { ms: msg.ms });
+  if (msg.ms !== undefined && msg.report.chosen) emit("decode-step", { ms: msg.ms, engineMs: msg.timing?.ms });
   dropWaitingPreview(); // the report is newer than a preview still waiting for its frame
   scheduleRender();
 }

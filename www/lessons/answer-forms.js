@@ -32,20 +32,23 @@ export function answerForms(box, d, ctx) {
     }
     const xs = inside.lens.map((/** @type {any} */ e) => e.layer);
     line(f, xs, inside.lens.map((/** @type {any} */ e) => e.raw_top_prob), COLORS.blue);
-    const from = inside.top1_from;
-    const x = f.sx(from);
-    f.svg.append(makeSvg("path", { d: `M${x.toFixed(1)},${f.M.t}V${f.H - f.M.b}`, stroke: COLORS.red, "stroke-dasharray": "4 3" }));
-    label(f.svg, x + 4, f.M.t + 40, `top-1 from ${lensLayerName(from)}`, { fill: COLORS.red, "font-size": 10 });
+    // null: even the last layer's rounding puts another token first.
+    const from = /** @type {number|null} */ (inside.top1_from);
+    if (from !== null) {
+      const x = f.sx(from);
+      f.svg.append(makeSvg("path", { d: `M${x.toFixed(1)},${f.M.t}V${f.H - f.M.b}`, stroke: COLORS.red, "stroke-dasharray": "4 3" }));
+      label(f.svg, x + 4, f.M.t + 40, `top-1 from ${lensLayerName(from)}`, { fill: COLORS.red, "font-size": 10 });
+    }
     legend(f, [[`p(${inside.raw_top.display})`, COLORS.blue]]);
     chartBox.replaceChildren(f.svg);
-    chartBox.dataset.top1From = String(from);
+    chartBox.dataset.top1From = String(from ?? "none");
     const found = inside.raw_top.display === d.answer.replace(/ /g, "\u2423");
     const promptNote = ctx.prompt() === d.prompt ? "" : ` (the link's prompt, not the lesson's “${d.prompt}”)`;
     status.textContent = `The model's top-1 is ${inside.raw_top.display}${found ? ", the answer" : `, not the lesson's ${d.answer}`}${promptNote}: ` +
-      `it becomes the lens's top token ${lensLayerName(from)} and stays on top to the last layer.`;
+      (from === null ? "no layer keeps it on top to the end (a near tie)." : `it becomes the lens's top token ${lensLayerName(from)} and stays on top to the last layer.`);
     const last = inside.lens[inside.lens.length - 1];
-    ctx.setData({ ...d, lens: { top: inside.raw_top.display, from, fromName: lensLayerName(from),
-      pFrom: inside.lens[from].raw_top_prob, pLast: last.raw_top_prob, layers: inside.layers } });
+    ctx.setData({ ...d, lens: { top: inside.raw_top.display, from: from ?? "none", fromName: from === null ? "none" : lensLayerName(from),
+      pFrom: from === null ? null : inside.lens[from].raw_top_prob, pLast: last.raw_top_prob, layers: inside.layers } });
   };
   ctx.follow(draw);
   draw();

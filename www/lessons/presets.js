@@ -167,7 +167,7 @@ export const PRESETS = [
       ["top", "the final top-1", d.lens.top, null],
       ["top1_from", "lens entry from which it stays the top-1 (0 = the embedding)", d.lens.from, null],
       ["top1_layer", "that is", d.lens.fromName, null],
-      ["p_from", "its probability there", d.lens.pFrom, 6],
+      ...(d.lens.pFrom === null ? [] : [["p_from", "its probability there", d.lens.pFrom, 6]]),
       ["p_last", "its probability after the last layer (the raw distribution)", d.lens.pLast, 6],
     ] : [["top", "the final top-1", "waiting for the model's report", null]]),
   },

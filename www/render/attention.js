@@ -18,7 +18,8 @@ import { OKABE_ITO } from "./format.js";
  */
 
 /**
- * A heat row: the weights on transcript positions first..=query.
+ * A heat row: the weights on transcript positions first..=query; its label
+ * (drawn where there is room; "" for none) and its name (drawn when chosen).
  * @typedef {{ label: string, first: number, values: ArrayLike<number>, title: string }} HeatRow
  */
 
@@ -185,12 +186,16 @@ export function drawHeat(svg, rows, cols, opts) {
   setAttr(sel, "x", LABEL_W - 1.5); setAttr(sel, "y", shown ? opts.selected * row - 1 : 0);
   setAttr(sel, "width", cols.count * cell + 2); setAttr(sel, "height", shown ? row + 1 : 0);
 
+  // A label where there is room for it (8 px below the last), and the chosen row's always.
   const labels = syncChildren(svg.querySelector(".labels"), rows.length + 1, () => makeSvg("text", { "font-size": 8 }));
-  const every = row >= 8 ? 1 : Math.ceil(8 / row);
+  let lastY = -Infinity;
   rows.forEach((r, i) => {
     const t = labels[i];
-    setAttr(t, "x", LABEL_W - 4); setAttr(t, "y", i * row + row - 2); setAttr(t, "text-anchor", "end");
-    t.textContent = i % every === 0 || i === opts.selected ? r.label : "";
+    const y = i * row + row - 2;
+    setAttr(t, "x", LABEL_W - 4); setAttr(t, "y", y); setAttr(t, "text-anchor", "end");
+    const room = r.label !== "" && y - lastY >= 8;
+    if (room) lastY = y;
+    t.textContent = room || i === opts.selected ? r.label || r.title : "";
     t.classList.toggle("selected-label", i === opts.selected);
   });
   const axis = labels[rows.length];

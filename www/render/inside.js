@@ -20,7 +20,7 @@ import { renderLens } from "./lens.js";
  */
 
 /** The text around the chosen head drawn as tinted tokens: at most this many positions before the query. */
-const MAX_CHIPS = 200;
+const MAX_CHIPS = 1024;
 
 /**
  * The chosen layer and head, kept inside the report's ranges.
@@ -72,20 +72,24 @@ export function renderInside(root, view) {
   /** @type {import("./attention.js").HeatRow[]} */
   const overview = [];
   inside.attention.forEach((/** @type {any} */ layer, /** @type {number} */ l) => {
+    const kind = inside.attention.some((/** @type {any} */ x) => x.window) ? (layer.window ? " local" : " global") : "";
     for (let k = 0; k < inside.kv_heads; k++) {
-      overview.push({ label: inside.kv_heads > 1 ? `${l}·kv${k}` : `layer ${l}`, first: layer.first, values: groupMean(layer, k, inside.heads, inside.kv_heads, inside.query), title: "" });
+      // A layer's first row carries its number; its other KV heads are named when chosen.
+      overview.push({ label: k === 0 ? `${inside.kv_heads > 1 ? "" : "layer "}${l}${kind}` : "", title: `${l} kv${k}`,
+        first: layer.first, values: groupMean(layer, k, inside.heads, inside.kv_heads, inside.query) });
     }
   });
   drawHeat(/** @type {any} */ (box.querySelector(".heat.overview")), overview, cols, {
     selected: focus.layer * inside.kv_heads + groupOf(focus.head, inside.heads, inside.kv_heads), maxHeight: 360,
     aria: `attention of every layer (rows: layer × KV head, the mean of its ${g} query ${g === 1 ? "head" : "heads"}) over positions ${inside.cache_start} to ${inside.query}`,
-    axis: `${axis}${inside.kv_heads > 1 ? ` (rows: layer·KV head)` : ""}`,
+    axis: `${axis}${inside.kv_heads > 1 ? ` (rows: layer × ${inside.kv_heads} KV heads)` : ""}`,
   });
 
   // The chosen layer: one row per query head.
-  const heads = Array.from({ length: inside.heads }, (_, h) => ({
-    label: `h${h}${inside.kv_heads < inside.heads ? ` kv${groupOf(h, inside.heads, inside.kv_heads)}` : ""}`,
-    first: a.first, values: headRow(a, h, inside.query), title: "" }));
+  const heads = Array.from({ length: inside.heads }, (_, h) => {
+    const label = `h${h}${inside.kv_heads < inside.heads ? ` kv${groupOf(h, inside.heads, inside.kv_heads)}` : ""}`;
+    return { label, title: label, first: a.first, values: headRow(a, h, inside.query) };
+  });
   setText(box.querySelector("[data-slot=layer-title]"), `Layer ${shown.layer} (${kind}): each query head`);
   drawHeat(/** @type {any} */ (box.querySelector(".heat.layer-heads")), heads, cols, {
     selected: shown.head, maxHeight: 16 * inside.heads,

@@ -44,12 +44,14 @@ export function renderLens(root, inside, selected) {
   const last = lens[lens.length - 1];
   const tok = inside.token.display;
   const follows = inside.token_is_chosen ? `the chosen token ${tok}` : `the raw top-1 ${tok} (no token chosen yet)`;
-  const from = inside.top1_from;
-  setText(head, `Read as if the model ended at each layer. Following ${follows}. ` +
-    `The final top-1, ${inside.raw_top.display}, is the top token from ${lensLayerName(from)} on ` +
-    `(${from === 0 ? "already after the embedding" : `layer ${from - 1} is where it forms`}). ` +
+  // null: even the last layer's rounding puts another token first.
+  const from = /** @type {number|null} */ (inside.top1_from);
+  const forms = from === null ? `no layer keeps the final top-1, ${inside.raw_top.display}, on top to the end (a near tie)`
+    : `the final top-1, ${inside.raw_top.display}, is the top token from ${lensLayerName(from)} on ` +
+      `(${from === 0 ? "already after the embedding" : `layer ${from - 1} is where it forms`})`;
+  setText(head, `Read as if the model ended at each layer. Following ${follows}; ${forms}. ` +
     `Last row = the distribution panel's raw column: p(${tok}) = ${formatProb(inside.raw_prob)}.`);
-  setAttr(head, "data-top1-from", from);
+  setAttr(head, "data-top1-from", from ?? "none");
   setAttr(head, "data-raw-prob", inside.raw_prob);
   drawLensChart(/** @type {SVGSVGElement} */ (chart), inside, selected);
 
@@ -137,13 +139,14 @@ function drawLensChart(svg, inside, selected) {
   setAttr(svg.querySelector(".tok"), "d", same ? "" : path((e) => e.token_prob));
   setAttr(svg.querySelector(".ent"), "d", path((e) => e.entropy / hMax));
   const from = svg.querySelector(".from");
-  setAttr(from, "x1", x(inside.top1_from)); setAttr(from, "x2", x(inside.top1_from));
-  setAttr(from, "y1", CHART.top); setAttr(from, "y2", CHART.top + h);
+  const at = inside.top1_from ?? -1;
+  setAttr(from, "x1", x(at)); setAttr(from, "x2", x(at));
+  setAttr(from, "y1", CHART.top); setAttr(from, "y2", at < 0 ? CHART.top : CHART.top + h);
   const sel = svg.querySelector(".sel");
   const half = n > 1 ? w / (n - 1) / 2 : 6;
   setAttr(sel, "x", x(selected) - half); setAttr(sel, "y", CHART.top); setAttr(sel, "width", 2 * half); setAttr(sel, "height", h);
   setAttr(svg, "aria-label", `logit lens across ${n} layers: p(${inside.raw_top.display}) from ${formatProbShort(lens[0].raw_top_prob)} ` +
-    `to ${formatProbShort(lens[n - 1].raw_top_prob)}; top-1 from ${lensLayerName(inside.top1_from)}`);
+    `to ${formatProbShort(lens[n - 1].raw_top_prob)}` + (at < 0 ? "" : `; top-1 from ${lensLayerName(at)}`));
 
   const axes = svg.querySelector(".axes");
   const key = `${n}|${hMax.toFixed(3)}`;

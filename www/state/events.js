@@ -6,7 +6,8 @@
 //   controls-built, catalogue-read, load-sent       {}
 //   model-ready   { timings }    the worker's ready message (wasm_ms, files_ms, build_ms, sent)
 //   replay-start  { ms }         the prompt prefilled (the worker's time for it)
-//   decode-step   { ms }         a generated token's report (ms: the worker's time for the step)
+//   decode-step   { ms, engineMs }  a generated token's report (ms: the worker's time for the step;
+//                                 engineMs: the engine call's alone)
 //   beam-done     { ms }         a beam search's report (ms: from request to reply)
 //   preview-wanted { startedAt } a setting moved (startedAt: the input event's timeStamp)
 //   painted       { preview, ready }  the DOM holds new numbers; preview: a preview's

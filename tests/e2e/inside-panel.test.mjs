@@ -216,9 +216,9 @@ test("the layer and head move with the keyboard and the mouse; every number show
   await grid.scrollIntoViewIfNeeded();
   const box = await grid.boundingBox();
   // The middle of the first row's first cell, from the grid's own geometry.
-  const g = await grid.evaluate((s) => ({ labelW: Number(s.dataset.labelW), cell: Number(s.dataset.cell), row: Number(s.dataset.row), vb: s.viewBox.baseVal.width }));
+  const g = await grid.evaluate((s) => ({ labelW: Number(s.dataset.labelW), top: Number(s.dataset.top), cell: Number(s.dataset.cell), row: Number(s.dataset.row), vb: s.viewBox.baseVal.width }));
   const scale = box.width / g.vb;
-  await page.mouse.move(box.x + (g.labelW + g.cell / 2) * scale, box.y + (g.row / 2) * scale);
+  await page.mouse.move(box.x + (g.labelW + g.cell / 2) * scale, box.y + (g.top + g.row / 2) * scale);
   assert.match(await page.textContent("#p-inside [data-slot=readout]"), /^layer 0, position \d+ .*: KV head 0's heads put [\d.e-]+ on it on average \(head 0: /);
   await page.mouse.move(0, 0);
   assert.match(await page.textContent("#p-inside [data-slot=readout]"), /^Layer 2, head 4/);

@@ -37,7 +37,7 @@ function cellAt(wrap, e) {
   const vb = svg.viewBox.baseVal;
   const scale = vb.width / box.width;
   const x = (e.clientX - box.left) * scale - Number(svg.dataset.labelW);
-  const r = Math.floor((e.clientY - box.top) * scale / Number(svg.dataset.row));
+  const r = Math.floor(((e.clientY - box.top) * scale - Number(svg.dataset.top)) / Number(svg.dataset.row));
   if (r < 0 || r >= Number(svg.dataset.rows)) return null;
   const c = Math.floor(x / Number(svg.dataset.cell));
   const cols = columnsOf(inside.cache_start, inside.query);

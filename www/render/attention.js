@@ -29,6 +29,8 @@ const MAX_COLS = 128;
 const LEVELS = 8;
 /** Row labels' width in the grid. */
 const LABEL_W = 64;
+/** Room above the first row for its label (rows can be 4 px tall). */
+const TOP = 6;
 
 /**
  * Query head h's weights on positions first..=query.
@@ -147,13 +149,14 @@ function geometry(nRows, nCols, maxHeight) {
 export function drawHeat(svg, rows, cols, opts) {
   const { cell, row } = geometry(rows.length, cols.count, opts.maxHeight);
   const width = LABEL_W + cols.count * cell + 4;
-  const height = rows.length * row + 18;
+  const height = TOP + rows.length * row + 18;
   setAttr(svg, "viewBox", `0 0 ${Math.max(width, 300)} ${height}`);
   setAttr(svg, "width", Math.max(width, 300));
   setAttr(svg, "aria-label", opts.aria);
   svg.dataset.cell = String(cell);
   svg.dataset.row = String(row);
   svg.dataset.labelW = String(LABEL_W);
+  svg.dataset.top = String(TOP);
   svg.dataset.rows = String(rows.length);
   svg.dataset.cols = String(cols.count);
 
@@ -161,7 +164,7 @@ export function drawHeat(svg, rows, cols, opts) {
   let hatch = "";
   let read = "";
   rows.forEach((r, i) => {
-    const y = i * row;
+    const y = TOP + i * row;
     const h = row - 1;
     for (let c = 0; c < cols.count; c++) {
       const [a, b] = columnSpan(cols, c);
@@ -183,7 +186,7 @@ export function drawHeat(svg, rows, cols, opts) {
 
   const sel = svg.querySelector(".selected");
   const shown = opts.selected >= 0 && opts.selected < rows.length;
-  setAttr(sel, "x", LABEL_W - 1.5); setAttr(sel, "y", shown ? opts.selected * row - 1 : 0);
+  setAttr(sel, "x", LABEL_W - 1.5); setAttr(sel, "y", shown ? TOP + opts.selected * row - 1 : 0);
   setAttr(sel, "width", cols.count * cell + 2); setAttr(sel, "height", shown ? row + 1 : 0);
 
   // A label where there is room for it (8 px below the last), and the chosen row's always.
@@ -191,7 +194,7 @@ export function drawHeat(svg, rows, cols, opts) {
   let lastY = -Infinity;
   rows.forEach((r, i) => {
     const t = labels[i];
-    const y = i * row + row - 2;
+    const y = TOP + i * row + row - 2;
     setAttr(t, "x", LABEL_W - 4); setAttr(t, "y", y); setAttr(t, "text-anchor", "end");
     const room = r.label !== "" && y - lastY >= 8;
     if (room) lastY = y;
@@ -199,7 +202,7 @@ export function drawHeat(svg, rows, cols, opts) {
     t.classList.toggle("selected-label", i === opts.selected);
   });
   const axis = labels[rows.length];
-  setAttr(axis, "x", LABEL_W); setAttr(axis, "y", rows.length * row + 13); setAttr(axis, "font-size", 10);
+  setAttr(axis, "x", LABEL_W); setAttr(axis, "y", TOP + rows.length * row + 13); setAttr(axis, "font-size", 10);
   axis.textContent = opts.axis;
 }
 

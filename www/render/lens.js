@@ -42,12 +42,13 @@ export function renderLens(root, inside, selected) {
   const table = /** @type {HTMLTableElement} */ (ensureSlot(root, "lens-table", () => makeLensTable()).querySelector("table"));
   const lens = /** @type {LensLayer[]} */ (inside.lens);
   const last = lens[lens.length - 1];
-  const tok = inside.token.display;
+  const tok = `“${inside.token.display}”`;
+  const top1 = `“${inside.raw_top.display}”`;
   const follows = inside.token_is_chosen ? `the chosen token ${tok}` : `the raw top-1 ${tok} (no token chosen yet)`;
   // null: even the last layer's rounding puts another token first.
   const from = /** @type {number|null} */ (inside.top1_from);
-  const forms = from === null ? `no layer keeps the final top-1, ${inside.raw_top.display}, on top to the end (a near tie)`
-    : `the final top-1, ${inside.raw_top.display}, is the top token from ${lensLayerName(from)} on ` +
+  const forms = from === null ? `no layer keeps the final top-1, ${top1}, on top to the end (a near tie)`
+    : `the final top-1, ${top1}, is the top token from ${lensLayerName(from)} on ` +
       `(${from === 0 ? "already after the embedding" : `layer ${from - 1} is where it forms`})`;
   setText(head, `Read as if the model ended at each layer. Following ${follows}; ${forms}. ` +
     `Last row = the distribution panel's raw column: p(${tok}) = ${formatProb(inside.raw_prob)}.`);
@@ -65,7 +66,7 @@ export function renderLens(root, inside, selected) {
     setAttr(row, "data-lens", e.layer);
     const [name, top, rank, prob, ent] = row.cells;
     setText(name, lensLayerName(e.layer) + (i === from ? " ★" : ""));
-    setAttr(name, "title", i === from ? `from here on the final top-1 (${inside.raw_top.display}) stays the top token` : `lens layer ${e.layer}`);
+    setAttr(name, "title", i === from ? `from here on the final top-1 (${top1}) stays the top token` : `lens layer ${e.layer}`);
     const chips = syncChildren(top, e.top.length, () => makeEl("span", { class: "lens-chip" }));
     e.top.forEach((t, k) => {
       setText(chips[k], `${t.display} ${formatProbShort(t.prob)}`);
@@ -76,7 +77,7 @@ export function renderLens(root, inside, selected) {
     });
     setText(rank, String(e.token_rank));
     setText(prob, formatProbShort(e.token_prob));
-    setAttr(prob, "title", `p(${tok}) = ${formatProb(e.token_prob)}` + (sameToken ? "" : `; the final top-1 ${inside.raw_top.display}: rank ${e.raw_top_rank}, p = ${formatProb(e.raw_top_prob)}`));
+    setAttr(prob, "title", `p(${tok}) = ${formatProb(e.token_prob)}` + (sameToken ? "" : `; the final top-1 ${top1}: rank ${e.raw_top_rank}, p = ${formatProb(e.raw_top_prob)}`));
     setAttr(prob, "data-prob", e.token_prob);
     setText(ent, e.entropy.toFixed(3));
     setAttr(ent, "title", `entropy ${e.entropy.toFixed(4)} nats = ${(e.entropy / Math.LN2).toFixed(4)} bits`);

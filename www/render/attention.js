@@ -33,6 +33,21 @@ const LABEL_W = 64;
 const TOP = 6;
 
 /**
+ * A token's tint for a weight: white to blue by the weight's square root
+ * (as the grid's shades), and black or white text, whichever reads better
+ * on it (at least 4.5:1 either way).
+ * @param {number} w
+ * @returns {{ bg: string, fg: string }}
+ */
+export function tintFor(w) {
+  const t = Math.sqrt(Math.max(0, Math.min(1, w)));
+  const rgb = [0, 114, 178].map((c) => Math.round(255 + (c - 255) * t));
+  const lum = rgb.map((c) => { const s = c / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; });
+  const L = 0.2126 * lum[0] + 0.7152 * lum[1] + 0.0722 * lum[2];
+  return { bg: `rgb(${rgb.join(", ")})`, fg: 1.05 / (L + 0.05) > (L + 0.05) / 0.05 ? "#fff" : "#000" };
+}
+
+/**
  * Query head h's weights on positions first..=query.
  * @param {AttentionLayer} a
  * @param {number} head

@@ -7,7 +7,7 @@
 
 import { makeEl, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { formatProb, formatProbShort } from "./format.js";
-import { headRow, headsOfGroup, groupOf, groupMean, topPositions, columnsOf, drawHeat, makeHeatSvg } from "./attention.js";
+import { headRow, headsOfGroup, groupOf, groupMean, topPositions, columnsOf, drawHeat, makeHeatSvg, tintFor } from "./attention.js";
 import { renderLens } from "./lens.js";
 
 /**
@@ -128,7 +128,8 @@ function makeContent() {
     makeEl("h3", {}, "The chosen head over the text"),
     makeEl("p", { class: "inside-readout", "aria-live": "polite", "data-slot": "readout" }),
     makeEl("div", { class: "inside-head", "data-slot": "head" }),
-    makeEl("div", { class: "inside-table", "data-slot": "layer-table" }),
+    // Boxes that scroll take the keyboard too.
+    makeEl("div", { class: "inside-table", "data-slot": "layer-table", tabindex: 0, role: "group", "aria-label": "the chosen layer's heads" }),
     makeEl("h3", {}, "Logit lens: the next token, read after each layer"),
     makeEl("div", { class: "inside-lens", "data-slot": "lens" }));
   return box;
@@ -140,7 +141,7 @@ function makeContent() {
  * @param {string} label
  */
 function focusable(svg, label) {
-  const wrap = makeEl("div", { class: "heat-wrap", tabindex: 0, "aria-label": label, "data-action": "inside-grid" });
+  const wrap = makeEl("div", { class: "heat-wrap", tabindex: 0, role: "group", "aria-label": label, "data-action": "inside-grid" });
   wrap.dataset.grid = svg.classList.contains("overview") ? "overview" : "layer";
   wrap.append(svg);
   return wrap;
@@ -200,7 +201,7 @@ function paintReadout(box, inside, view, shown) {
 function paintHeadText(box, inside, tokens, shown) {
   const root = box.querySelector("[data-slot=head]");
   const top = ensureSlot(root, "top5", () => makeEl("ol", { class: "inside-top5", "aria-label": "the positions this head reads most" }));
-  const text = ensureSlot(root, "text", () => makeEl("p", { class: "inside-text" }));
+  const text = ensureSlot(root, "text", () => makeEl("p", { class: "inside-text", tabindex: 0, "aria-label": "the text, each token tinted by the chosen head's weight on it (hover a token for its weight)" }));
   const a = inside.attention[shown.layer];
   const row = headRow(a, shown.head, inside.query);
   const best = topPositions(row, a.first, 5);
@@ -222,10 +223,9 @@ function paintHeadText(box, inside, tokens, shown) {
     const w = read ? row[p - a.first] : 0;
     el.className = read ? "att-tok" : "att-tok not-read";
     setText(el, (tokens[p]?.display ?? `#${p}`));
-    const alpha = read ? Math.sqrt(w) : 0;
-    const bg = read ? `rgba(0, 114, 178, ${alpha.toFixed(3)})` : "";
-    if (el.style.backgroundColor !== bg) el.style.backgroundColor = bg;
-    el.style.color = alpha > 0.55 ? "#fff" : "";
+    const tint = read ? tintFor(w) : { bg: "", fg: "" };
+    if (el.style.backgroundColor !== tint.bg) el.style.backgroundColor = tint.bg;
+    if (el.style.color !== tint.fg) el.style.color = tint.fg;
     setAttr(el, "title", read ? `position ${p}: weight ${formatProb(w)}` : `position ${p}: outside the window, not read`);
   }
 }

@@ -93,7 +93,7 @@ function makeLensTable() {
   const head = t.createTHead().insertRow();
   for (const h of ["layer", "top 5", "rank", "p", "H (nats)"]) head.append(makeEl("th", { scope: "col" }, h));
   t.createTBody();
-  const wrap = makeEl("div", { class: "lens-scroll" });
+  const wrap = makeEl("div", { class: "lens-scroll", tabindex: 0, role: "group", "aria-label": "the logit lens, layer by layer" });
   wrap.append(t);
   return wrap;
 }

@@ -112,7 +112,7 @@ const CHART = { width: 400, height: 190, left: 30, right: 44, top: 8, bottom: 50
 function makeLensChart() {
   const svg = /** @type {SVGSVGElement} */ (makeSvg("svg", { class: "chart lens-chart", role: "img",
     viewBox: `0 0 ${CHART.width} ${CHART.height}` }));
-  svg.append(makeSvg("rect", { class: "sel", fill: "#eef4fa" }), makeSvg("g", { class: "axes" }),
+  svg.append(makeSvg("rect", { class: "sel" }), makeSvg("g", { class: "axes" }),
     makeSvg("line", { class: "from", stroke: OKABE_ITO.vermillion, "stroke-dasharray": "3 2" }),
     makeSvg("path", { class: "ent", fill: "none", stroke: OKABE_ITO.green, "stroke-width": 1.5, "stroke-dasharray": "1 2" }),
     makeSvg("path", { class: "tok", fill: "none", stroke: OKABE_ITO.orange, "stroke-width": 2, "stroke-dasharray": "5 3" }),

@@ -2,7 +2,9 @@
 //! each layer's attention weights of that query over the cache, and the
 //! residual stream after the embedding and after every block.
 
-use crate::kv_cache::LayerView;
+use crate::kv_cache::{KeyRun, LayerView};
+use crate::quant::kernels::attention::exp::exp_shifted_sum;
+use crate::quant::kernels::widen;
 
 /// One layer's attention at the captured position.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +54,8 @@ impl Capture {
 ///
 /// `q` is the query's `heads · head_dim` values after rotation and scaling,
 /// the ones the kernel attended with; `kv` holds this layer's keys with the
-/// query's own already written.
+/// query's own already written. Each KV head's keys are widened to f32 once
+/// for the query heads that share it.
 pub fn weights_of_query(q: &[f32], heads: usize, kv: LayerView, query: usize, window: Option<usize>) -> LayerWeights {
     let hd = kv.head_dim;
     assert_eq!(q.len(), heads * hd, "one query of {heads} heads × {hd}");
@@ -60,21 +63,53 @@ pub fn weights_of_query(q: &[f32], heads: usize, kv: LayerView, query: usize, wi
     let first = window.map_or(0, |w| (query + 1).saturating_sub(w));
     let n = query + 1 - first;
     let scale = 1.0 / (hd as f32).sqrt();
-    let mut weights = Vec::with_capacity(heads * n);
-    for h in 0..heads {
-        let row_start = weights.len();
-        kv.pages.key_dots(h / group, first..query + 1, &q[h * hd..(h + 1) * hd], &mut weights);
-        let row = &mut weights[row_start..];
-        let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s * scale));
-        let mut sum = 0f64;
-        for s in row.iter_mut() {
-            *s = super::lens::exp_nonpositive(*s * scale - max);
-            sum += *s as f64;
+    let mut weights = vec![0f32; heads * n];
+    let mut keys = vec![0f32; n * hd];
+    for kvh in 0..kv.kv_heads {
+        let mut at = 0;
+        kv.pages.key_runs(kvh, first..query + 1, hd, |run| {
+            let len = match run {
+                KeyRun::F16(r) => {
+                    widen::f16_to_f32(r, &mut keys[at..at + r.len()], false);
+                    r.len()
+                }
+                KeyRun::F32(r) => {
+                    keys[at..at + r.len()].copy_from_slice(r);
+                    r.len()
+                }
+            };
+            at += len;
+        });
+        for h in kvh * group..(kvh + 1) * group {
+            let qh = &q[h * hd..(h + 1) * hd];
+            let row = &mut weights[h * n..(h + 1) * n];
+            for (s, key) in row.iter_mut().zip(keys.chunks_exact(hd)) {
+                *s = dot(qh, key) * scale;
+            }
+            softmax_in_place(row);
         }
-        let inv = (1.0 / sum) as f32;
-        row.iter_mut().for_each(|w| *w *= inv);
     }
     LayerWeights { window, first, weights }
+}
+
+/// Σ a·b in eight lanes (so it vectorises; the order of the sum is fixed).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ac.zip(bc) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// softmax as the attention kernel takes it (its exponentials).
+fn softmax_in_place(row: &mut [f32]) {
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
+    let inv = 1.0 / exp_shifted_sum(row, max);
+    row.iter_mut().for_each(|w| *w *= inv);
 }
 
 #[cfg(test)]

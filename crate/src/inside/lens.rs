@@ -1,29 +1,10 @@
 //! The logit lens's summary of one layer's logits: its top tokens, its
-//! entropy, and where two tracked tokens rank, in one pass over the
-//! vocabulary without a sorted or normalised copy (the lens summarises
-//! `layers + 1` full rows a step: 31 × 49,152 logits for SmolLM2, 19 ×
-//! 262,144 for Gemma 3).
+//! entropy, and where two tracked tokens rank, in a few linear passes over
+//! the vocabulary without a sorted or normalised copy of it (the lens
+//! summarises `layers + 1` full rows a step: 31 × 49,152 logits for
+//! SmolLM2, 19 × 262,144 for Gemma 3).
 
-/// e^x for x <= 0 in f32 (0 below -87, where f32 underflows anyway).
-///
-/// The lens and the attention weights take millions of exponentials a step,
-/// and in wasm `f32::exp` is a library call of several nanoseconds; this is
-/// inline arithmetic. x = k ln 2 + r with |r| <= ln 2 / 2 (ln 2 split in two
-/// so k·ln 2 is exact), e^r by its Taylor series to r^6 (the first omitted
-/// term is below 2e-7 relative), times 2^k from the exponent bits. Plain IEEE
-/// operations only, so every target gives the same bits.
-#[inline]
-pub fn exp_nonpositive(x: f32) -> f32 {
-    const LN2_HI: f32 = 0.693_145_75;
-    const LN2_LO: f32 = 1.428_606_8e-6;
-    if x < -87.0 || x.is_nan() {
-        return if x.is_nan() { x } else { 0.0 };
-    }
-    let k = (x * std::f32::consts::LOG2_E + 0.5).floor();
-    let r = x - k * LN2_HI - k * LN2_LO;
-    let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    p * f32::from_bits(((k as i32 + 127) as u32) << 23)
-}
+use crate::quant::kernels::attention::exp::exp_shifted_sum;
 
 /// One layer's distribution, softmax of its logits, summarised.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,53 +21,79 @@ pub struct LensSummary {
 
 /// Summarises softmax(`logits`): the `k` most likely tokens, the entropy, and
 /// the rank and probability of each of `tracked`.
+///
+/// Each pass is a plain loop the compiler vectorises (the exponentials are
+/// the attention kernel's, `exp_shifted_sum`), but the top k's, whose
+/// insertion is rare once k tokens are in.
 pub fn summarize(logits: &[f32], k: usize, tracked: &[u32]) -> LensSummary {
     let max = logits.iter().fold(f32::NEG_INFINITY, |m, &z| m.max(z));
-    // Σ e^(z-max) and Σ e^(z-max)(z-max), for H = ln S - (Σ e^u u) / S.
+    // Σ e^u and Σ e^u·u over u = z - max, for H = ln S - (Σ e^u u) / S: in
+    // f32 per block of 1,024, the blocks added in f64 (262,144 terms in one
+    // f32 sum would lose digits).
     let (mut sum, mut weighted) = (0f64, 0f64);
-    let mut top: Vec<(f32, u32)> = Vec::with_capacity(k + 1);
-    let mut ahead = vec![0usize; tracked.len()];
-    let mine: Vec<f32> = tracked.iter().map(|&t| logits[t as usize]).collect();
-    for (i, &z) in logits.iter().enumerate() {
-        let u = z - max;
-        let e = exp_nonpositive(u);
-        sum += e as f64;
-        weighted += (e * u) as f64;
-        for (t, (&me, &id)) in mine.iter().zip(tracked).enumerate() {
-            ahead[t] += usize::from(z > me || (z == me && (i as u32) < id));
+    let mut e = [0f32; BLOCK];
+    for block in logits.chunks(BLOCK) {
+        let e = &mut e[..block.len()];
+        e.copy_from_slice(block);
+        sum += exp_shifted_sum(e, max) as f64;
+        weighted += weighted_sum(e, block, max) as f64;
+    }
+    let prob = |z: f32| {
+        let mut e = [z];
+        exp_shifted_sum(&mut e, max) as f64 / sum
+    };
+    LensSummary {
+        top: top_k(logits, k).into_iter().map(|(z, id)| (id, prob(z))).collect(),
+        entropy: sum.ln() - weighted / sum,
+        tracked: tracked.iter().map(|&t| (rank(logits, t as usize), prob(logits[t as usize]))).collect(),
+    }
+}
+
+const BLOCK: usize = 1024;
+
+/// Σ e[i]·(z[i] - max) in eight lanes.
+fn weighted_sum(e: &[f32], z: &[f32], max: f32) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ec, zc) = (e.chunks_exact(8), z.chunks_exact(8));
+    let tail: f32 = ec.remainder().iter().zip(zc.remainder()).map(|(&e, &z)| e * (z - max)).sum();
+    for (e, z) in ec.zip(zc) {
+        for i in 0..8 {
+            lanes[i] += e[i] * (z[i] - max);
         }
-        if top.len() < k || z > top[top.len() - 1].0 {
-            // Insertion keeps the list sorted; a tie stays behind the lower id met first.
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// 1 + the tokens ranked ahead of `id`: a higher logit, or the same one
+/// and a lower id (as `rules::rank_of` ranks).
+fn rank(logits: &[f32], id: usize) -> usize {
+    let me = logits[id];
+    let before = logits[..id].iter().filter(|&&z| z >= me).count();
+    let after = logits[id + 1..].iter().filter(|&&z| z > me).count();
+    1 + before + after
+}
+
+/// The `k` largest logits with their ids, largest first, ties by lower id.
+fn top_k(logits: &[f32], k: usize) -> Vec<(f32, u32)> {
+    let mut top: Vec<(f32, u32)> = Vec::with_capacity(k + 1);
+    let mut floor = f32::NEG_INFINITY;
+    for (i, &z) in logits.iter().enumerate() {
+        if z > floor || top.len() < k {
+            // A tie stays behind the lower id met first.
             let at = top.iter().position(|&(v, _)| z > v).unwrap_or(top.len());
             top.insert(at, (z, i as u32));
             top.truncate(k);
+            if top.len() == k {
+                floor = top[k - 1].0;
+            }
         }
     }
-    let prob = |z: f32| exp_nonpositive(z - max) as f64 / sum;
-    LensSummary {
-        top: top.into_iter().map(|(z, id)| (id, prob(z))).collect(),
-        entropy: sum.ln() - weighted / sum,
-        tracked: ahead.iter().zip(&mine).map(|(&a, &z)| (a + 1, prob(z))).collect(),
-    }
+    top
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Within 3e-7 relative of f64's exp over the range the lens uses.
-    #[test]
-    fn the_exponential_is_accurate() {
-        let mut worst = 0f64;
-        for i in 0..=200_000 {
-            let x = -87.0 * i as f32 / 200_000.0;
-            let want = (x as f64).exp();
-            worst = worst.max(((exp_nonpositive(x) as f64) - want).abs() / want);
-        }
-        assert!(worst < 3e-7, "relative error {worst}");
-        assert_eq!(exp_nonpositive(-100.0), 0.0);
-        assert_eq!(exp_nonpositive(0.0), 1.0);
-    }
 
     /// Against the definitions on a row with ties: softmax in f64, the top
     /// by a full sort (ties by id), the rank as `rules::rank_of` counts it.

@@ -25,7 +25,7 @@ pub mod ring;
 use burn::tensor::Tensor;
 use serde::Serialize;
 
-pub use pages::{KvElem, LayerPages, PAGE, Page, PagesRef};
+pub use pages::{KeyRun, KvElem, LayerPages, PAGE, Page, PagesRef};
 pub use precision::KvPrecision;
 
 use crate::bail;

@@ -253,6 +253,12 @@ fn write<E: KvElem>(pages: &mut [Page<E>], start: usize, t: usize, head_dim: usi
     }
 }
 
+/// Consecutive key rows of one head, as the cache holds them.
+pub enum KeyRun<'a> {
+    F16(&'a [f16]),
+    F32(&'a [f32]),
+}
+
 impl PagesRef<'_> {
     /// Key `pos` of head `h` widened to f32 (tests and checks; the kernel reads whole pages).
     pub fn key(&self, h: usize, pos: usize, head_dim: usize) -> Vec<f32> {
@@ -263,21 +269,23 @@ impl PagesRef<'_> {
         self.row(h, pos, head_dim, false)
     }
 
-    /// `q · key(h, p)` for every position p in `positions`, appended to
-    /// `out` (f32 products summed in order; the inside view's weights, which
-    /// read thousands of keys a step and so allocate nothing per key).
-    pub fn key_dots(&self, h: usize, positions: Range<usize>, q: &[f32], out: &mut Vec<f32>) {
-        fn dots<E: Copy>(pages: &[Page<E>], h: usize, positions: Range<usize>, q: &[f32], out: &mut Vec<f32>, f: impl Fn(E) -> f32) {
-            let hd = q.len();
-            for pos in positions {
+    /// Head `h`'s keys at `positions`, as the runs of consecutive rows the
+    /// pages hold them in (one run per page touched), in order: what the
+    /// inside view reads without a copy per key.
+    pub fn key_runs(&self, h: usize, positions: Range<usize>, head_dim: usize, mut each: impl FnMut(KeyRun)) {
+        fn runs<'a, E>(pages: &'a [Page<E>], h: usize, positions: Range<usize>, hd: usize, each: &mut impl FnMut(&'a [E])) {
+            let mut pos = positions.start;
+            while pos < positions.end {
                 let page = &pages[pos / PAGE];
+                let end = positions.end.min((pos / PAGE + 1) * PAGE);
                 let at = (h * page.rows + pos % PAGE) * hd;
-                out.push(page.k[at..at + hd].iter().zip(q).map(|(&k, &q)| f(k) * q).sum());
+                each(&page.k[at..at + (end - pos) * hd]);
+                pos = end;
             }
         }
         match *self {
-            PagesRef::F16(p) => dots(p, h, positions, q, out, f16::to_f32),
-            PagesRef::F32(p) => dots(p, h, positions, q, out, |x| x),
+            PagesRef::F16(p) => runs(p, h, positions, head_dim, &mut |r| each(KeyRun::F16(r))),
+            PagesRef::F32(p) => runs(p, h, positions, head_dim, &mut |r| each(KeyRun::F32(r))),
         }
     }
 

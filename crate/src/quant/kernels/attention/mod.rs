@@ -21,7 +21,7 @@
 //! is `super::widen`'s, the exponentials `exp`'s. The sums run in other orders
 //! than a plain reference's, so they differ by f32 rounding only (tests).
 
-mod exp;
+pub mod exp;
 #[cfg(test)]
 mod tests;
 

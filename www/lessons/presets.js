@@ -161,7 +161,7 @@ export const PRESETS = [
   {
     id: "answer-forms", title: "Where the answer forms",
     caption: ["SmolLM2 on “The capital of France is”, greedy: the logit lens reads the next token after every layer, as if the model ended there.",
-      "Early layers guess common words; find the layer from which ␣Paris is the top token and stays so (★ in the inside panel)."],
+      "Find the layer from which the answer is the top token and stays so (★ in the inside panel), and watch its rank climb before it."],
     query: "model=smollm2-135m&prompt=The+capital+of+France+is&temperature=0&panels=output,dist,inside,controls", figure: "answer-forms",
     numbers: (d) => (d.lens ? [
       ["top", "the final top-1", d.lens.top, null],
@@ -169,6 +169,7 @@ export const PRESETS = [
       ["top1_layer", "that is", d.lens.fromName, null],
       ...(d.lens.pFrom === null ? [] : [["p_from", "its probability there", d.lens.pFrom, 6]]),
       ["p_last", "its probability after the last layer (the raw distribution)", d.lens.pLast, 6],
+      ...d.lens.climb.map((/** @type {{ name: string, rank: number }} */ c) => [`rank:${c.name}`, `its rank ${c.name}`, c.rank, null]),
     ] : [["top", "the final top-1", "waiting for the model's report", null]]),
   },
   {

@@ -72,10 +72,10 @@ export function renderInside(root, view) {
   /** @type {import("./attention.js").HeatRow[]} */
   const overview = [];
   inside.attention.forEach((/** @type {any} */ layer, /** @type {number} */ l) => {
-    const kind = inside.attention.some((/** @type {any} */ x) => x.window) ? (layer.window ? " local" : " global") : "";
+    const tag = inside.attention.some((/** @type {any} */ x) => x.window) ? (layer.window ? " local" : " global") : "";
     for (let k = 0; k < inside.kv_heads; k++) {
       // A layer's first row carries its number; its other KV heads are named when chosen.
-      overview.push({ label: k === 0 ? `${inside.kv_heads > 1 ? "" : "layer "}${l}${kind}` : "", title: `${l} kv${k}`,
+      overview.push({ label: k === 0 ? `${inside.kv_heads > 1 ? "" : "layer "}${l}${tag}` : "", title: `${l} kv${k}`,
         first: layer.first, values: groupMean(layer, k, inside.heads, inside.kv_heads, inside.query) });
     }
   });

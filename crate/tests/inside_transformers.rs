@@ -5,7 +5,24 @@
 //! layer's attention row of the last query, and the logit lens of each
 //! layer, after the same token ids.
 //!
-//! TOLERANCE (see `tolerances`).
+//! # Tolerance
+//! The engine, like llama.cpp, rounds the activations entering each
+//! quantised product to 8 bits and keeps its keys and values in f16;
+//! transformers computes in f32. How far that arithmetic alone moves the
+//! numbers is in the fixture: the script runs transformers a second time
+//! with exactly that rounding (`models.<m>.rounding`: per module, the
+//! activation blocks llama.cpp uses for that weight's type, and f16 keys
+//! and values after the norm and rotation) and records the largest gap to
+//! its own f32 run: attention 0.059 (SmolLM2) and 0.045 (Gemma 3), the lens
+//! over every layer 0.56 / 0.44 and 2.40 / 2.05 (raw / centred, as
+//! `llamacpp_support::compare` measures). Rounding is one random draw of
+//! errors (its variants in the fixture differ by up to 2×), so the
+//! tolerance is 1.5 times each, as the llama.cpp comparisons take 1.5 times
+//! llama.cpp's own rounding. Measured against the f32 run: attention 0.067
+//! and 0.032, the lens 0.57 / 0.42 and 1.76 / 0.64. The top-1 of a layer is
+//! checked wherever transformers' top-2 margin exceeds the centred tolerance.
+//!
+//! The last lens layer is the step's own logits, exactly.
 
 mod llamacpp_support;
 
@@ -19,6 +36,14 @@ fn fixture() -> Value {
     read_json(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/inside-transformers.json"))
 }
 
+/// 1.5 times the rounding reference's gaps (see the module doc): the
+/// attention weights' and the lens's.
+fn tolerances(m: &Value) -> (f64, Gap) {
+    let r = &m["rounding"];
+    let lens = Gap::from_json(&r["lens"]);
+    (1.5 * r["attention_max_abs_diff"].as_f64().unwrap(), Gap { abs: 1.5 * lens.abs, centred: 1.5 * lens.centred })
+}
+
 /// What one prompt's comparison measured.
 #[derive(Debug, Default)]
 struct Measured {
@@ -29,9 +54,11 @@ struct Measured {
 
 /// Runs `model`'s prompts through the engine (f16 KV cache, as the page)
 /// and compares every layer with the fixture.
-fn check_model(key: &str, bytes: &[u8], attention_tol: f64, lens_tol: Gap) -> Measured {
+fn check_model(key: &str, bytes: &[u8]) -> Measured {
     let fx = fixture();
     let m = &fx["models"][key];
+    assert_eq!(bytes.len() as u64, m["size"].as_u64().unwrap(), "{key}: not the file the fixture was recorded on");
+    let (attention_tol, lens_tol) = tolerances(m);
     let mut total = Measured::default();
     for p in m["prompts"].as_array().expect("prompts") {
         let name = p["name"].as_str().unwrap();
@@ -76,13 +103,15 @@ fn check_model(key: &str, bytes: &[u8], attention_tol: f64, lens_tol: Gap) -> Me
 #[test]
 fn smollm2_inside_is_transformers() {
     let Some(bytes) = real_model("smollm2") else { return };
-    let measured = check_model("smollm2", &bytes, 1.0, Gap { abs: 100.0, centred: 100.0 });
+    let measured = check_model("smollm2", &bytes);
     eprintln!("smollm2: {measured:?}");
+    assert!(measured.top1_checked >= 20, "the lens's top-1 was compared at only {} layers", measured.top1_checked);
 }
 
 #[test]
 fn gemma3_inside_is_transformers() {
     let Some(bytes) = real_model("gemma3") else { return };
-    let measured = check_model("gemma3", &bytes, 1.0, Gap { abs: 100.0, centred: 100.0 });
+    let measured = check_model("gemma3", &bytes);
     eprintln!("gemma3: {measured:?}");
+    assert!(measured.top1_checked >= 5, "the lens's top-1 was compared at only {} layers", measured.top1_checked);
 }

@@ -17,9 +17,13 @@
 // tokens, then decode steps), and the peak of its private memory (RssAnon,
 // sampled every 25 ms from before the load: what Chrome's task manager
 // counts as a tab's memory footprint, without Chromium's
-// shared library pages that VmRSS counts in every process). The figures are one JSON line, the last on stdout.
+// shared library pages that VmRSS counts in every process). With --inside,
+// the decode steps again with the inside view on (`set_inside(true)`: each
+// step also captures what its query read and runs the logit lens), in the
+// same page, and their ratio (`inside_cost`, the step time with the view on
+// over off). The figures are one JSON line, the last on stdout.
 // Usage (after pkg-scripts/build):
-//   node pkg-scripts/bench-engine-wasm.mjs [MODEL] [REPEATS] [--prefill=P] [--decode=D] [--memory-tokens=T] [--json]
+//   node pkg-scripts/bench-engine-wasm.mjs [MODEL] [REPEATS] [--prefill=P] [--decode=D] [--memory-tokens=T] [--inside] [--json]
 //   MODEL: a name from www/models/index.json (bard, smollm2-135m), a built-in
 //   (logits10, bigram-abc, kv-demo) or a GGUF path under www/ (default: SmolLM2's file)
 import { startServer, launchBrowser, rendererMemory, watchRendererMemory } from "../tests/e2e/harness.mjs";
@@ -46,7 +50,8 @@ try {
   const prefill = intOption("prefill", lengths.prefill, 1);
   const decode = intOption("decode", lengths.decode, 1);
   say(`${model}: built in ${loaded.build_s.toFixed(2)} s; timing prefill of ${prefill} tokens and ${decode} decode steps, ${repeats} repeats`);
-  const speed = await page.evaluate(measureSpeed, { prefill, decode, repeats });
+  const inside = process.argv.includes("--inside") && loaded.info.kind === "transformer";
+  const speed = await page.evaluate(measureSpeed, { prefill, decode, repeats, inside });
   let memory = null;
   if (memoryTokens > 24 && memoryTokens <= loaded.info.context && loaded.info.kind === "transformer") {
     say(`${model}: filling the cache to ${memoryTokens} tokens for the memory figure`);
@@ -155,7 +160,7 @@ function definePrompts() {
  * Runs in the page: prefill and decode speed, medians over `repeats`.
  * @param {{ prefill: number, decode: number, repeats: number }} arg
  */
-function measureSpeed({ prefill, decode, repeats }) {
+function measureSpeed({ prefill, decode, repeats, inside }) {
   const pg = window.__pg;
   const settings = window.__settings;
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -199,7 +204,17 @@ function measureSpeed({ prefill, decode, repeats }) {
     do { pg.preview(settings); n++; } while (performance.now() - s < 1);
     preview.push((performance.now() - s) / n);
   }
+  const insideRuns = [];
+  if (inside) {
+    pg.set_inside(true);
+    for (let r = 0; r < repeats; r++) insideRuns.push(timedRepeat(decodeOnce));
+    pg.set_inside(false);
+  }
+  const withInside = inside
+    ? { decode_inside_tok_s: median(insideRuns), decode_inside_tok_s_runs: insideRuns, inside_cost: median(decodeRuns) / median(insideRuns) }
+    : {};
   return {
+    ...withInside,
     prefill_tokens: prefill, prefill_tok_s: median(prefillRuns), prefill_tok_s_runs: prefillRuns,
     decode_tokens: decode, decode_tok_s: median(decodeRuns), decode_tok_s_runs: decodeRuns,
     decode_tok_s_best: Math.max(...decodeRuns), preview_ms: median(preview),

@@ -196,6 +196,14 @@ function targets(r) {
       typeof priv === "number" ? `${mb(priv)}${loadsNote(r.tab_memory)} (Chrome's footprint once settled: ${mb(r.tab_memory.footprint_mb)})` : "–", typeof priv === "number" ? priv < 300 : null);
     rel(smol.native?.decode_tok_s, llama?.decode_tok_s, 0.7, "native CLI on SmolLM2, decode ≥ 0.7× llama.cpp");
     rel(smol.native?.prefill_tok_s, llama?.prefill64_tok_s, 0.7, "native CLI on SmolLM2, prefill ≥ 0.7× llama.cpp");
+    // The inside view's cost: the step time with it on over off, in the same run.
+    const cost = smol.browser?.inside_cost, native = smol.native?.steps;
+    add("SmolLM2 decode step with the inside view on ≤ 2× the step with it off (Chromium, the engine's `step`; native session steps beside it)",
+      typeof cost === "number"
+        ? `${times(cost)} (${rate(smol.browser.decode_inside_tok_s)} against ${rate(smol.browser.decode_tok_s)} tok/s)` +
+          (native ? `; native ${times(native.inside_cost)} (${rate(native.step_inside_tok_s)} against ${rate(native.step_tok_s)} tok/s)` : "")
+        : "–",
+      typeof cost === "number" ? cost <= 2 : null);
   }
   const bard = r.engine.bard?.browser?.decode_tok_s;
   add("bard decode in Chromium ≥ 1,000 tok/s", typeof bard === "number" ? `${rate(bard)} tok/s` : "–", typeof bard === "number" ? bard >= 1000 : null);
@@ -261,6 +269,10 @@ const method = (z) => [
     "VmRSS and VmHWM (the tab) after the load and once the cache holds 1,024 tokens (a 1,000-token prompt, then steps), and the peak of its " +
     "private memory (RssAnon, sampled every 25 ms from before the load): on Linux that is what Chrome's task manager shows as a tab's " +
     "memory footprint; VmRSS also counts Chromium's own library pages that every renderer maps, shared with the other processes.",
+  "- **The inside view's cost** (SmolLM2 only): in the same Chromium page, the D decode steps again after `Playground.set_inside(true)` " +
+    "(each step then also captures every layer's attention of its query and runs the logit lens: the final norm and the LM head on " +
+    "31 residuals, summarised), `inside_cost` = the step time with the view on over off (`bench-engine-wasm.mjs --inside`); natively " +
+    "`nexttoken bench --inside` times whole greedy session steps (rules and report included) with the view off and on.",
   "- **The playground tab's memory** (`node pkg-scripts/bench-tab-memory.mjs --tokens=1024 --json`): a fresh browser (empty Cache API) opens " +
     "`index.html?model=smollm2-135m` with a 1,000-token prompt and `steps=24`, so the worker prefills the prompt and replays 24 steps and the " +
     "cache holds 1,024 positions (read back from the KV panel). Private peak: the renderer's RssAnon (its worker runs in the same process), " +

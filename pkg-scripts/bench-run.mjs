@@ -159,7 +159,9 @@ if (results.failures.length) {
 
 async function browserEngine(m) {
   const memory = reals.includes(m) ? MEMORY_TOKENS : 0;
-  const figures = await runJson("node", ["pkg-scripts/bench-engine-wasm.mjs", m, String(SIZE.wasmRepeats), `--memory-tokens=${memory}`, "--json"]);
+  // On SmolLM2 also the decode steps with the inside view on, in the same page.
+  const inside = m === SMOL ? ["--inside"] : [];
+  const figures = await runJson("node", ["pkg-scripts/bench-engine-wasm.mjs", m, String(SIZE.wasmRepeats), `--memory-tokens=${memory}`, ...inside, "--json"]);
   (results.engine[m] ??= {}).browser = figures;
 }
 
@@ -169,7 +171,7 @@ async function nativeEngine(m) {
   if (!context) throw new Error("no context known for this model (its browser measure failed)");
   const { prefill, decode } = benchLengths(context);
   const figures = await runJson(NEXTTOKEN, ["bench", "--model", cliModel(m), "--prefill", String(prefill), "--decode", String(decode),
-    "--repeats", String(SIZE.nativeRepeats), "--threads", "1"]);
+    "--repeats", String(SIZE.nativeRepeats), "--threads", "1", ...(m === SMOL ? ["--inside"] : [])]);
   (results.engine[m] ??= {}).native = figures;
 }
 

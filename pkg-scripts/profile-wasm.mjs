@@ -6,18 +6,20 @@
 // function names kept (wasm-opt drops them from www/pkg):
 //   wasm-bindgen --target web --keep-debug --out-dir www/pkg-profile --out-name nexttoken \
 //     target/wasm32-unknown-unknown/release/nexttoken.wasm
-// Usage (after pkg-scripts/build and that): node pkg-scripts/profile-wasm.mjs [bard|models/path/file.gguf] [steps] [top]
+// Usage (after pkg-scripts/build and that): node pkg-scripts/profile-wasm.mjs [bard|models/path/file.gguf] [steps] [top] [--inside]
+// (--inside: the steps with the inside view on, `Playground.set_inside(true)`)
 import { startServer, launchBrowser } from "../tests/e2e/harness.mjs";
 
 const model = process.argv[2] ?? "bard";
 const steps = Number(process.argv[3] ?? 64);
 const top = Number(process.argv[4] ?? 30);
+const inside = process.argv.includes("--inside");
 const server = await startServer();
 const browser = await launchBrowser();
 try {
   const page = await browser.newPage();
   await page.goto(`${server.url}models/index.json`);
-  await page.evaluate(async ({ model }) => {
+  await page.evaluate(async ({ model, inside }) => {
     const mod = await import("/pkg-profile/nexttoken.js");
     await mod.default();
     const get = async (path) => {
@@ -34,8 +36,9 @@ try {
       const weights = new Uint8Array(await (await get(base + m.weights)).arrayBuffer());
       window.pg = mod.Playground.from_files(manifest, weights, await (await get(base + m.tokenizer)).text());
     }
+    window.pg.set_inside(inside);
     window.pg.start("The history of the", { temperature: 0, max_new: 4096 });
-  }, { model });
+  }, { model, inside });
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 100 });

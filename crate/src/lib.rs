@@ -12,6 +12,7 @@ pub mod config;
 pub mod counters;
 pub mod course;
 pub mod error;
+pub mod f32_exp;
 pub mod gguf;
 pub mod inside;
 pub mod kv_cache;

@@ -115,3 +115,27 @@ fn a_top_k_past_the_vocabulary_is_taken_and_said_to_keep_every_token() {
     assert_eq!(d.code, Some(0), "{}", d.stderr);
     assert!(d.stderr.contains("--top-k 5 is more than the vocabulary's 3 tokens"), "{}", d.stderr);
 }
+
+/// `nexttoken inside` on a model without layers says so; on bard it prints
+/// the InsideReport, whose lens's last layer follows the raw top-1 at rank 1
+/// and whose attention rows each sum to 1.
+#[test]
+fn inside_refuses_a_model_without_layers_and_reports_a_transformer() {
+    refused(&["inside", "--model", "builtin:logits10", "--prompt", "t1"], &["logits10", "no layers"]);
+    refused(&["inside", "--model", BARD, "--prompt", ""], &["empty"]);
+    let r = nexttoken(&["inside", "--model", BARD, "--prompt", "ROMEO:", "--json"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let layers = report["layers"].as_u64().unwrap() as usize;
+    let lens = report["lens"].as_array().unwrap();
+    assert_eq!(lens.len(), layers + 1);
+    assert_eq!(lens[layers]["token_rank"], 1);
+    assert_eq!(report["token_is_chosen"], false);
+    for a in report["attention"].as_array().unwrap() {
+        let weights: Vec<f64> = a["weights"].as_array().unwrap().iter().map(|w| w.as_f64().unwrap()).collect();
+        let heads = report["heads"].as_u64().unwrap() as usize;
+        for row in weights.chunks(weights.len() / heads) {
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-5);
+        }
+    }
+}

@@ -38,54 +38,27 @@
 mod forced_text;
 mod llamacpp_support;
 
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use llamacpp_support::{Gap, check_greedy, compare, ids_of, read_json, top_of};
+use llamacpp_support::{Gap, check_greedy, compare, ids_of, read_json, real_model, top_of};
 use nexttoken::backend::BackendKind;
 use nexttoken::gguf::{self, WeightStorage};
 use nexttoken::lm::LanguageModel;
 use nexttoken::model::DecoderLm;
 use serde_json::Value;
 
-fn model_path() -> PathBuf {
-    match std::env::var_os("NEXTTOKEN_GEMMA3") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../www/models/gemma3/gemma-3-270m-q4_k_m.gguf")),
-    }
-}
-
-/// The file's bytes, or None (with a message) when it is absent and not required.
+/// The file's bytes, read once (`llamacpp_support::real_model`: None, with
+/// a message, when it is absent and not required).
 fn model_bytes() -> Option<&'static [u8]> {
     static BYTES: OnceLock<Option<Vec<u8>>> = OnceLock::new();
-    BYTES
-        .get_or_init(|| {
-            let path = model_path();
-            match std::fs::read(&path) {
-                Ok(b) => Some(b),
-                Err(e) => {
-                    if std::env::var("NEXTTOKEN_REQUIRE_GEMMA3").is_ok_and(|v| v == "1") {
-                        panic!("{} is required (NEXTTOKEN_REQUIRE_GEMMA3=1) but cannot be read: {e}", path.display());
-                    }
-                    None
-                }
-            }
-        })
-        .as_deref()
+    BYTES.get_or_init(|| real_model("gemma3")).as_deref()
 }
 
 macro_rules! require_model {
     () => {
         match model_bytes() {
             Some(b) => b,
-            None => {
-                eprintln!(
-                    "SKIPPED {}: {} is absent; run pkg-scripts/fetch-gemma3 to check Gemma 3 against llama.cpp",
-                    module_path!(),
-                    model_path().display()
-                );
-                return;
-            }
+            None => return,
         }
     };
 }
@@ -100,7 +73,7 @@ fn tolerance() -> Gap {
 }
 
 fn load(bytes: &[u8]) -> DecoderLm {
-    assert_eq!(bytes.len() as u64, fixture()["model"]["size"].as_u64().unwrap(), "{} is not the file the fixture was recorded on", model_path().display());
+    assert_eq!(bytes.len() as u64, fixture()["model"]["size"].as_u64().unwrap(), "the Gemma file is not the one the fixture was recorded on");
     let (lm, _tokenizer) = gguf::model_from_gguf(bytes.to_vec(), "gemma3-270m", BackendKind::Flex, WeightStorage::Blocks).expect("Gemma 3 270M loads");
     lm
 }

@@ -280,3 +280,22 @@ fn toy_models_have_no_inside() {
     let inside = s.inside_now().unwrap().expect("kv-demo is a transformer");
     assert_eq!((inside.layers, inside.lens.len(), inside.attention[0].weights.len()), (1, 2, 3));
 }
+
+/// With the lens left out, a report still carries the attention, its lens is
+/// empty, and the next report with the lens has it again; `inside_now`
+/// always runs it.
+#[test]
+fn the_lens_can_be_left_out() {
+    let settings = sampled();
+    let mut s = session("qwen3");
+    s.set_inside(true);
+    s.start("the cat sat", &settings).unwrap();
+    s.set_lens(false);
+    let r = s.step(&settings).unwrap();
+    let inside = r.inside.unwrap();
+    assert!(inside.lens.is_empty() && inside.top1_from.is_none());
+    assert_eq!(inside.attention.len(), inside.layers);
+    assert_eq!(s.inside_now().unwrap().unwrap().lens.len(), inside.layers + 1);
+    s.set_lens(true);
+    assert_eq!(s.step(&settings).unwrap().inside.unwrap().lens.len(), inside.layers + 1);
+}

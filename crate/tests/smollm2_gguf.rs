@@ -55,50 +55,24 @@ use nexttoken::model::DecoderLm;
 use nexttoken::rules::RuleSettings;
 use nexttoken::session::{GenerationSettings, Session};
 use nexttoken::tokenizer::{BpeTokenizer, Tokenizer};
-use llamacpp_support::{Gap, compare, ids_of, top_of};
+use llamacpp_support::{Gap, compare, ids_of, real_model, top_of};
 use serde_json::Value;
 
 /// Ours against llama.cpp on any of its top-10 logits (see the module doc).
 const LOGIT_TOLERANCE: Gap = Gap { abs: 1.5, centred: 0.75 };
 
-fn model_path() -> PathBuf {
-    match std::env::var_os("NEXTTOKEN_SMOLLM2") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../www/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")),
-    }
-}
-
-/// The file's bytes, or None (with a message) when it is absent and not required.
+/// The file's bytes, read once (`llamacpp_support::real_model`: None, with
+/// a message, when it is absent and not required).
 fn model_bytes() -> Option<&'static [u8]> {
     static BYTES: OnceLock<Option<Vec<u8>>> = OnceLock::new();
-    BYTES
-        .get_or_init(|| {
-            let path = model_path();
-            match std::fs::read(&path) {
-                Ok(b) => Some(b),
-                Err(e) => {
-                    if std::env::var("NEXTTOKEN_REQUIRE_SMOLLM2").is_ok_and(|v| v == "1") {
-                        panic!("{} is required (NEXTTOKEN_REQUIRE_SMOLLM2=1) but cannot be read: {e}", path.display());
-                    }
-                    None
-                }
-            }
-        })
-        .as_deref()
+    BYTES.get_or_init(|| real_model("smollm2")).as_deref()
 }
 
 macro_rules! require_model {
     () => {
         match model_bytes() {
             Some(b) => b,
-            None => {
-                eprintln!(
-                    "SKIPPED {}: {} is absent; run pkg-scripts/fetch-smollm2 to check SmolLM2 against llama.cpp",
-                    module_path!(),
-                    model_path().display()
-                );
-                return;
-            }
+            None => return,
         }
     };
 }

@@ -8,13 +8,13 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use super::model_arg::open_session;
+use super::model_arg::ModelArgs;
 use crate::error::Result;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    #[arg(long)]
-    pub model: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Prompt length for the prefill measure.
     #[arg(long, default_value_t = 64)]
     pub prefill: usize,
@@ -24,11 +24,6 @@ pub struct BenchArgs {
     /// Repeats of each measure; the median is reported.
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
-    #[arg(long, default_value = "flex")]
-    pub backend: String,
-    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
-    #[arg(long = "kv-type")]
-    pub kv_type: Option<String>,
     /// Threads burn-flex may use (rayon); 1 to compare with llama.cpp on one thread.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -105,7 +100,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     // uses it, which is after this point: nothing has run in parallel yet.
     unsafe { std::env::set_var("RAYON_NUM_THREADS", args.threads.to_string()) };
     let t0 = Instant::now();
-    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
+    let mut session = args.model.open()?;
     let load_s = t0.elapsed().as_secs_f64();
     let info = session.info();
     let vocab = info.vocab_size as u32;
@@ -139,8 +134,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     let report = BenchReport {
         engine: "nexttoken (burn)",
-        model: args.model.clone(),
-        backend: args.backend.clone(),
+        model: args.model.model.clone(),
+        backend: args.model.backend.clone(),
         threads: args.threads,
         load_s,
         prefill_tokens: args.prefill,

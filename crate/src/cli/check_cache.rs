@@ -5,7 +5,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use super::model_arg::open_session;
+use super::model_arg::ModelArgs;
 use crate::counters::Counters;
 use crate::error::Result;
 use crate::kv_check::{TeacherForcedCheck, teacher_forced};
@@ -15,18 +15,13 @@ use crate::settings::MAX_NEW;
 
 #[derive(Args, Debug)]
 pub struct CheckCacheArgs {
-    #[arg(long)]
-    pub model: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[arg(long, allow_hyphen_values = true)]
     pub prompt: String,
     /// Tokens to generate greedily after the prompt.
     #[arg(long, allow_negative_numbers = true, default_value_t = 24)]
     pub steps: usize,
-    #[arg(long, default_value = "flex")]
-    pub backend: String,
-    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
-    #[arg(long = "kv-type")]
-    pub kv_type: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -45,7 +40,7 @@ pub fn run(args: CheckCacheArgs) -> Result<()> {
     if args.steps == 0 || args.steps > MAX_NEW {
         crate::bail!("--steps must be between 1 and {MAX_NEW}, got {}", args.steps);
     }
-    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
+    let mut session = args.model.open()?;
     let settings = GenerationSettings {
         rules: RuleSettings { temperature: 0.0, ..RuleSettings::default() },
         max_new: args.steps,

@@ -6,7 +6,7 @@ use std::io::Write;
 use clap::Args;
 use serde::Serialize;
 
-use super::model_arg::open_session;
+use super::model_arg::ModelArgs;
 use super::rule_args::{RuleArgs, choice, help, name_of};
 use crate::error::{Error, Result};
 use crate::report::{StepReport, Transcript};
@@ -19,9 +19,8 @@ fn defaults() -> GenerationSettings {
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    /// A GGUF file, a model folder (or its model.json), or `builtin:NAME` (logits10, bigram-abc, kv-demo).
-    #[arg(long)]
-    pub model: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[arg(long, allow_hyphen_values = true)]
     pub prompt: String,
     /// The prompt is a user's message: wrap it in the model's chat template (the answer ends at its end-of-turn token).
@@ -50,12 +49,6 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = defaults().alpha,
           help = help("Length normalisation exponent for beam search: score = logprob / length^alpha", "alpha"))]
     pub alpha: f64,
-    /// `flex` (default) or `ndarray` (needs the ndarray feature).
-    #[arg(long, default_value = "flex")]
-    pub backend: String,
-    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
-    #[arg(long = "kv-type")]
-    pub kv_type: Option<String>,
     /// Print JSON: every step's report (sampling) or the beam report.
     #[arg(long)]
     pub json: bool,
@@ -94,7 +87,7 @@ fn write_out(text: &str) -> Result<()> {
 
 pub fn run(args: GenerateArgs) -> Result<()> {
     let settings = settings_from(&args)?;
-    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
+    let mut session = args.model.open()?;
     super::rule_args::note_top_k_past_vocabulary(settings.rules.top_k, session.info().vocab_size);
     let first = session.start(&args.prompt, &settings)?;
     if args.beams.is_some() {

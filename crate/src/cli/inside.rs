@@ -6,34 +6,27 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::model_arg::open_session;
+use super::model_arg::ModelArgs;
 use crate::error::{Error, Result};
 use crate::inside::InsideReport;
 use crate::settings::GenerationSettings;
 
 #[derive(Args, Debug)]
 pub struct InsideArgs {
-    /// A GGUF file, a model folder (or its model.json), or `builtin:kv-demo`.
-    #[arg(long)]
-    pub model: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[arg(long, allow_hyphen_values = true)]
     pub prompt: String,
     /// The prompt is a user's message: wrap it in the model's chat template.
     #[arg(long)]
     pub chat: bool,
-    /// `flex` (default) or `ndarray` (needs the ndarray feature).
-    #[arg(long, default_value = "flex")]
-    pub backend: String,
-    /// The KV cache's numbers: `f16` or `f32` (default: the model's, as `generate`).
-    #[arg(long = "kv-type")]
-    pub kv_type: Option<String>,
     /// Print the InsideReport as JSON (attention weights included) instead of tables.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: InsideArgs) -> Result<()> {
-    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
+    let mut session = args.model.open()?;
     session.set_inside(true);
     let settings = GenerationSettings { chat: args.chat, ..GenerationSettings::default() };
     let report = session.start(&args.prompt, &settings)?;

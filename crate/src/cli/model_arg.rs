@@ -8,6 +8,26 @@ use crate::kv_cache::KvPrecision;
 use crate::loader;
 use crate::session::Session;
 
+/// The flags of every command that runs a model.
+#[derive(clap::Args, Debug)]
+pub struct ModelArgs {
+    /// A GGUF file, a model folder (or its model.json), or `builtin:NAME` (logits10, bigram-abc, kv-demo).
+    #[arg(long)]
+    pub model: String,
+    /// `flex` (default) or `ndarray` (needs the ndarray feature).
+    #[arg(long, default_value = "flex")]
+    pub backend: String,
+    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
+    #[arg(long = "kv-type")]
+    pub kv_type: Option<String>,
+}
+
+impl ModelArgs {
+    pub fn open(&self) -> Result<Session> {
+        open_session(&self.model, &self.backend, self.kv_type.as_deref())
+    }
+}
+
 /// The model, with its KV cache in `kv_type` (`f16`/`f32`) when given, else
 /// in the model's default (`KvPrecision::default_for`).
 pub fn open_session(model: &str, backend: &str, kv_type: Option<&str>) -> Result<Session> {

@@ -5,31 +5,25 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::model_arg::open_session;
+use super::model_arg::ModelArgs;
 use crate::error::{Error, Result};
 
 #[derive(Args, Debug)]
 pub struct ScoreArgs {
-    /// A GGUF file, a model folder (or its model.json), or `builtin:NAME`.
-    #[arg(long)]
-    pub model: String,
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[arg(long, allow_hyphen_values = true)]
     pub text: String,
     /// Score the text as a user's message inside the model's chat template.
     #[arg(long)]
     pub chat: bool,
-    #[arg(long, default_value = "flex")]
-    pub backend: String,
-    /// The KV cache's numbers: `f16` or `f32` (default: f16 for a GGUF file, as llama.cpp; f32 for the others).
-    #[arg(long = "kv-type")]
-    pub kv_type: Option<String>,
     /// Print the whole report as one JSON object.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: ScoreArgs) -> Result<()> {
-    let mut session = open_session(&args.model, &args.backend, args.kv_type.as_deref())?;
+    let mut session = args.model.open()?;
     let report = session.score(&args.text, args.chat)?;
     let mut out = String::new();
     if args.json {

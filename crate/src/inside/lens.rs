@@ -4,7 +4,7 @@
 //! summarises `layers + 1` full rows a step: 31 × 49,152 logits for
 //! SmolLM2, 19 × 262,144 for Gemma 3).
 
-use crate::quant::kernels::attention::exp::exp_shifted_sum;
+use crate::f32_exp::exp_shifted_sum;
 
 /// One layer's distribution, softmax of its logits, summarised.
 #[derive(Debug, Clone, PartialEq)]

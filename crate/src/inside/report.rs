@@ -74,9 +74,12 @@ pub struct InsideReport {
     pub raw_prob: f64,
     pub raw_top: TokenRef,
     pub attention: Vec<AttentionLayer>,
+    /// One per layer, or none where the caller left the lens out of this
+    /// report (`Session::set_lens`).
     pub lens: Vec<LensLayer>,
     /// The first lens layer from which `raw_top` is the top-1 in every later
-    /// one (none if even the last layer's rounding put another token first).
+    /// one (none if even the last layer's rounding put another token first,
+    /// or without a lens).
     pub top1_from: Option<usize>,
 }
 
@@ -123,6 +126,7 @@ impl InsideReport {
             })
             .collect();
         let top1_from = match lens.iter().rposition(|l| l.raw_top_rank != 1) {
+            None if lens.is_empty() => None,
             None => Some(0),
             Some(l) if l + 1 < lens.len() => Some(l + 1),
             Some(_) => None,

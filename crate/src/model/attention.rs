@@ -16,7 +16,8 @@ use super::projection::Projection;
 use super::rope::apply_rope;
 use crate::config::{ModelConfig, NormKind, Positions, RopeStyle};
 use crate::counters::PathCost;
-use crate::inside::{Capture, capture::weights_of_query};
+use super::query_weights::weights_of_query;
+use crate::inside::Capture;
 use crate::kv_cache::KvCache;
 
 #[derive(Module, Debug)]

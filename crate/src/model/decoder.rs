@@ -253,10 +253,15 @@ impl LanguageModel for DecoderLm {
             bail!("a residual of {} values for a model of width {d}", bad.len());
         }
         let chunk = (HEAD_CHUNK_LOGITS / self.config.vocab_size).max(1);
+        let vocab = self.config.vocab_size;
         for (c, rows) in residuals.chunks(chunk).enumerate() {
-            let flat: Vec<f32> = rows.concat();
-            let x = Tensor::<3>::from_data(TensorData::new(flat, [1, rows.len(), d]), &self.device);
-            for (i, row) in logits_rows(self.model.head(&self.config, x))?.iter().enumerate() {
+            let x = Tensor::<3>::from_data(TensorData::new(rows.concat(), [1, rows.len(), d]), &self.device);
+            let logits = self
+                .model
+                .head(&self.config, x)
+                .try_into_vec_as::<f32>()
+                .map_err(|e| Error::new(format!("reading the lens's logits back from the backend failed: {e:?}")))?;
+            for (i, row) in logits.chunks_exact(vocab).enumerate() {
                 each(c * chunk + i, row)?;
             }
         }

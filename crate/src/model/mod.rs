@@ -13,6 +13,7 @@ pub mod init;
 pub mod mlp;
 pub mod norm;
 pub mod projection;
+pub mod query_weights;
 pub mod rope;
 
 use std::cell::{Cell, RefCell};

@@ -23,6 +23,14 @@ impl Session {
         self.inside
     }
 
+    /// Whether the inside view's reports include the logit lens (on by
+    /// default). Off, a report carries the attention only and an empty lens:
+    /// for a run whose reader shows a few reports a second, the lens of the
+    /// others would be computed for nothing (`inside_now` always runs it).
+    pub fn set_lens(&mut self, on: bool) {
+        self.lens_on = on;
+    }
+
     /// The inside of the pending position (what a preview shows), following
     /// the raw top-1. If the pass that made it captured nothing (the view
     /// was off then), the last cached token is run again with the capture
@@ -46,7 +54,10 @@ impl Session {
             self.inside_work.cached.add(self.model.counters().cached.minus(before));
             self.pending_capture = captured;
         }
-        self.inside_report(None)
+        let lens_on = std::mem::replace(&mut self.lens_on, true);
+        let report = self.inside_report(None);
+        self.lens_on = lens_on;
+        report
     }
 
     /// The report of the pending position's capture, following `chosen` (a
@@ -58,10 +69,12 @@ impl Session {
         let token = chosen.unwrap_or(raw_top);
         let tracked = [token, raw_top];
         let mut lens = Vec::with_capacity(capture.residuals.len());
-        self.model.lens(&capture.residuals, &mut |_, row| {
-            lens.push(inside::summarize(row, LENS_TOP, &tracked));
-            Ok(())
-        })?;
+        if self.lens_on {
+            self.model.lens(&capture.residuals, &mut |_, row| {
+                lens.push(inside::summarize(row, LENS_TOP, &tracked));
+                Ok(())
+            })?;
+        }
         let followed = Followed { token, token_is_chosen: chosen.is_some(), raw_prob: raw_probability(raw, token as usize), raw_top };
         let display = |id: u32| self.tokenizer.display(id);
         Ok(Some(InsideReport::new(capture, self.dropped, lens, followed, &display)))

@@ -82,6 +82,10 @@ pub struct Session {
     inside: bool,
     /// The pending position's capture (inside on, and a model with layers).
     pending_capture: Option<Capture>,
+    /// Whether the inside view's reports run the logit lens (the costly
+    /// part: the LM head once per layer); a caller coalescing a run's
+    /// reports to what it can show turns it off between them.
+    lens_on: bool,
     /// Model work done to capture a pending position again (`inside_now`),
     /// which the generation's counters leave out.
     inside_work: Counters,
@@ -111,6 +115,7 @@ impl Session {
             beam_job: None,
             inside: false,
             pending_capture: None,
+            lens_on: true,
             inside_work: Counters::default(),
         })
     }

@@ -157,6 +157,12 @@ impl Playground {
         self.session.set_inside(on);
     }
 
+    /// Whether the inside view's reports run the logit lens (on by default;
+    /// off: `lens` is empty, the attention is still there).
+    pub fn set_inside_lens(&mut self, on: bool) {
+        self.session.set_lens(on);
+    }
+
     /// The inside view of the pending position (null for a model without
     /// layers); the generation is left as it was.
     pub fn inside_now(&mut self) -> Result<JsValue, JsValue> {

@@ -139,3 +139,32 @@ pub fn check_greedy(what: &str, lm: &mut dyn LanguageModel, first: Vec<f32>, gre
     }
     out
 }
+
+/// The real models the tests check, by short name: (file under www/models,
+/// the variable that points elsewhere, the variable that makes it required,
+/// the script that fetches it).
+const REAL_MODELS: [(&str, &str, &str, &str, &str); 2] = [
+    ("smollm2", "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "NEXTTOKEN_SMOLLM2", "NEXTTOKEN_REQUIRE_SMOLLM2", "pkg-scripts/fetch-smollm2"),
+    ("gemma3", "gemma3/gemma-3-270m-q4_k_m.gguf", "NEXTTOKEN_GEMMA3", "NEXTTOKEN_REQUIRE_GEMMA3", "pkg-scripts/fetch-gemma3"),
+];
+
+/// A real model file's bytes ("smollm2" or "gemma3"), or None with a
+/// SKIPPED message when it is absent; absent while its REQUIRE variable is
+/// 1 (as the README's test command sets it), it fails.
+pub fn real_model(name: &str) -> Option<Vec<u8>> {
+    let &(_, file, path_var, require_var, fetch) = REAL_MODELS.iter().find(|m| m.0 == name).expect("a known real model");
+    let path = match std::env::var_os(path_var) {
+        Some(p) => std::path::PathBuf::from(p),
+        None => std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../www/models")).join(file),
+    };
+    match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if std::env::var(require_var).is_ok_and(|v| v == "1") => {
+            panic!("{} is required ({require_var}=1) but cannot be read: {e}", path.display())
+        }
+        Err(_) => {
+            eprintln!("SKIPPED: {} is absent; run {fetch} to check it", path.display());
+            None
+        }
+    }
+}

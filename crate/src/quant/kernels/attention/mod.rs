@@ -18,10 +18,9 @@
 //! `start` (the chunk's first position).
 //!
 //! The products are `dense`'s (their simd128 and AVX2 paths); the widening
-//! is `super::widen`'s, the exponentials `exp`'s. The sums run in other orders
+//! is `super::widen`'s, the exponentials `crate::f32_exp`'s. The sums run in other orders
 //! than a plain reference's, so they differ by f32 rounding only (tests).
 
-pub mod exp;
 #[cfg(test)]
 mod tests;
 
@@ -172,7 +171,7 @@ fn tile<E: Widen>(pages: &[Page<E>], q: Queries, g: usize, group: usize, hd: usi
         }
         let mut sum = 0.0;
         for p in first_page..page_count {
-            sum += exp::exp_shifted_sum(&mut s.scores[segment(p)], max);
+            sum += crate::f32_exp::exp_shifted_sum(&mut s.scores[segment(p)], max);
         }
         s.sums.push(sum);
     }

@@ -1,4 +1,6 @@
-//! The softmax's exponentials, e^(s − max) over a run of scores, and their sum.
+//! The softmax's exponentials in f32, e^(s − max) over a run of scores, and
+//! their sum: the attention kernel's, and the inside view's (its attention
+//! rows and its logit lens).
 //!
 //! A polynomial (Cephes' `expf`: x = n·ln 2 + r with |r| ≤ ln 2 / 2, then
 //! e^r to degree 7, times 2^n from the exponent bits), written as plain
@@ -56,7 +58,7 @@ fn sum(xs: &[f32]) -> f32 {
 
 /// e^x for x ≤ 0 (NaN stays NaN; below −87.3, 0).
 #[inline(always)]
-pub(super) fn exp(x: f32) -> f32 {
+pub fn exp(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     // ln 2 in two parts: n·C1 is exact for |n| < 2^9, so r keeps its low bits.
     const C1: f32 = 0.693_359_4;

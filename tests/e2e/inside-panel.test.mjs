@@ -2,7 +2,8 @@
 // `inside: null` and the worker is never asked), opened by panels=…,inside or
 // its switch; on the real engine every attention row it draws sums to 1, its
 // last lens layer is the distribution panel's raw top token and probability,
-// top1_from is where the final top-1 becomes and stays the top token; the
+// top1_from is where the final top-1 becomes and stays the top token; a Run
+// reads the lens a few times a second and on its last step; the
 // layer and head move with the keyboard; the toy models say there is nothing
 // inside; an embed shows it; a phone shows one layer. On a synthetic report
 // the painter hatches positions outside a local layer's window and groups
@@ -172,6 +173,30 @@ test("panels=…,inside on bard: every attention row sums to 1, the last lens la
   assert.equal(r.inside.token_is_chosen, true);
   assert.equal(r.inside.token.id, r.chosen.id, "the lens follows the chosen token");
   checkLastLayerIsTheDistribution(r);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a Run reads the lens a few times a second and on its last step; the panel keeps the last lens meanwhile", async () => {
+  const { page, errors } = await open("model=bard&seed=1&nostop=1&max_new=48&panels=output,dist,inside");
+  await insideShown(page);
+  await page.evaluate(async () => {
+    const { subscribe, view } = await import("./state/store.js");
+    window.__lens = [];
+    subscribe("inside", () => window.__lens.push({ n: view.inside?.lens.length ?? -1, kept: view.insideLens?.lens.length ?? -1 }));
+  });
+  await page.click("#btn-run");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length >= 48 && document.querySelector("#btn-run").textContent === "Run");
+  const seen = await page.evaluate(() => window.__lens);
+  const layers = (await reportAndPanels(page)).inside.layers;
+  assert.equal(seen.length, 48, "one inside report per token");
+  assert.ok(seen.some((x) => x.n === 0), "reports in between leave the lens out");
+  assert.ok(seen.every((x) => x.kept === layers + 1), "a lens stays on show all along");
+  assert.equal(seen[seen.length - 1].n, layers + 1, "the step max_new ends the run on has its lens");
+  const r = await reportAndPanels(page);
+  checkReport(r);
+  checkLastLayerIsTheDistribution(r);
+  assert.equal(await page.evaluate(async () => { const { view } = await import("./state/store.js"); return view.insideLens === view.inside; }), true);
   assert.deepEqual(errors, []);
   await page.close();
 });

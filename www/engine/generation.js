@@ -119,6 +119,10 @@ export async function doRun() {
   updateUrl();
   scheduleRender();
   scheduleBeam();
+  // The run's last report may have left the lens out (a stop the worker
+  // could not see coming): the panels move on to the next token, whose
+  // inside comes whole.
+  if (insideWanted() && view.inside && view.insideLens !== view.inside) await syncInside();
 }
 
 /** Stop a run; settles once the worker's loop has ended (at once when none runs). */

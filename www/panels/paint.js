@@ -25,7 +25,7 @@ export function paintBeam() {
 /** The inside panel, when it is shown (its own layer and head moves repaint only it). */
 export function paintInside() {
   if (!state.panels.includes("inside")) return;
-  renderInside($("#p-inside .body"), { inside: view.inside, info: view.info,
+  renderInside($("#p-inside .body"), { inside: view.inside, lens: view.insideLens, info: view.info,
     tokens: [...view.transcript.promptTokens, ...view.transcript.generated], focus: view.insideFocus, hover: view.insideHover });
 }
 

@@ -13,6 +13,7 @@ import { renderLens } from "./lens.js";
 /**
  * @typedef {Object} InsideView
  * @property {any} inside      the InsideReport of the distribution shown, or null
+ * @property {any} [lens]      the latest InsideReport with a logit lens (during a run, maybe an earlier position's); default: inside
  * @property {any} info        ModelInfo, or null before a model
  * @property {{ display: string }[]} tokens   the transcript: prompt tokens, then generated ones
  * @property {{ layer: number, head: number }} focus   the chosen layer and query head
@@ -99,7 +100,7 @@ export function renderInside(root, view) {
   paintReadout(box, inside, view, shown);
   paintHeadText(box, inside, view.tokens, shown);
   paintLayerTable(box, inside, view.tokens, shown);
-  renderLens(/** @type {HTMLElement} */ (box.querySelector("[data-slot=lens]")), inside, shown.layer + 1);
+  renderLens(/** @type {HTMLElement} */ (box.querySelector("[data-slot=lens]")), view.lens ?? inside, shown.layer + 1, inside.query);
 }
 
 /** The panel's parts, made once. */

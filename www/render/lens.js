@@ -32,15 +32,27 @@ export function lensLayerName(l) {
  * Paint the lens: the sentence that says what it follows and where the
  * answer forms, the chart, and the table (the chosen layer's row marked).
  * @param {HTMLElement} root
- * @param {any} inside the InsideReport
+ * @param {any} inside the InsideReport with the lens: the step's, or during a
+ *   run (whose reports carry a lens a few times a second) an earlier one
  * @param {number} selected the lens row of the chosen layer (layer + 1)
+ * @param {number} query the query of the step shown (the attention's)
  */
-export function renderLens(root, inside, selected) {
+export function renderLens(root, inside, selected, query) {
+  const stale = ensureSlot(root, "lens-stale", () => makeEl("p", { class: "help lens-stale" }));
   const head = ensureSlot(root, "lens-head", () => makeEl("p", { class: "lens-head" }));
   const chart = ensureSlot(root, "lens-chart", () => makeLensChart());
   const caption = ensureSlot(root, "lens-caption", () => makeEl("p", { class: "help" }));
   const table = /** @type {HTMLTableElement} */ (ensureSlot(root, "lens-table", () => makeLensTable()).querySelector("table"));
   const lens = /** @type {LensLayer[]} */ (inside.lens);
+  const behind = inside.query !== query || !lens.length;
+  setText(stale, !behind ? "" : lens.length ? `During a run the lens is read a few times a second: this one is of position ${inside.query}'s query, ` +
+    `${query - inside.query} ${query - inside.query === 1 ? "step" : "steps"} back.` : "During a run the lens is read a few times a second: the first is on its way.");
+  /** @type {HTMLElement} */ (stale).hidden = !behind;
+  for (const el of [head, chart, root.querySelector("[data-slot=lens-caption]"), root.querySelector("[data-slot=lens-table]")]) {
+    if (el) /** @type {HTMLElement} */ (el).hidden = !lens.length;
+  }
+  root.dataset.lensQuery = String(inside.query);
+  if (!lens.length) return;
   const last = lens[lens.length - 1];
   const tok = `“${inside.token.display}”`;
   const top1 = `“${inside.raw_top.display}”`;

@@ -34,6 +34,7 @@ export const view = {
   score: null, scoreBusy: false, scoreSelected: null,   // the score panel's report, and the token whose details show
   logitsEdited: false,   // the engine holds a vector other than the course's
   inside: null,          // the InsideReport of the distribution shown (null while the inside panel is closed)
+  insideLens: null,      // the latest InsideReport with a logit lens: inside itself, or during a run an earlier one
   insideFocus: { layer: 0, head: 0 },   // the inside panel's chosen layer and query head
   insideHover: null,     // { layer, head } under the pointer, shown instead of the focus while there
   running: false,
@@ -282,6 +283,7 @@ export function forgetModelViews() {
   view.scoreSelected = null;
   view.logitsEdited = false;
   view.inside = null;
+  view.insideLens = null;
   view.insideFocus = { layer: 0, head: 0 };
   view.insideHover = null;
 }
@@ -346,6 +348,9 @@ export function takeReport(msg) {
  */
 export function takeInside(inside) {
   view.inside = inside;
+  // A run's report may leave the lens out (the worker computes it a few
+  // times a second): the last one with a lens stays on show.
+  if (!inside || inside.lens.length || view.insideLens?.layers !== inside.layers) view.insideLens = inside;
   changed("inside");
 }
 

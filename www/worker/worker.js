@@ -26,6 +26,13 @@ let runSettings = null;
 let insideWanted = false;
 /** A prompt has been started on the current model (inside_now needs one). */
 let started = false;
+/**
+ * During a run the logit lens (a pass of the unembedding per layer: on
+ * SmolLM2 about four times the step itself in wasm) is computed for a report
+ * at most this often; the others carry the attention only (`lens: []`) and
+ * the page keeps showing the last lens. Every other report has it.
+ */
+const RUN_LENS_EVERY_MS = 400;
 
 /**
  * The engine, compiled as soon as this worker starts (while the page is still
@@ -330,22 +337,47 @@ async function run(id, settings) {
   runSettings = settings;
   stopWanted = false;
   let why = null;
+  const lens = runLens();
   try {
     for (let i = 0; i < settings.max_new; i++) {
       if (stopWanted) { why = "stopped"; break; }
       requestStart = performance.now();
+      lens.before(i === settings.max_new - 1);
       const step = decode(runSettings);
+      lens.after();
       replyWithState(id, step, { final: false });
       if (step.report.stop) { why = step.report.stop; break; }
       await new Promise((resolve) => setTimeout(resolve, 0));
     }
   } finally {
+    lens.end();
     running = null;
     // A stop always settles: answer every waiting stop, even after an error.
     for (const w of stopWaiters) self.postMessage({ id: w, type: "report", kind: "stopped" });
     stopWaiters = [];
   }
   self.postMessage({ id, type: "report", kind: "run_end", why: why ?? "max_new", final: true });
+}
+
+/**
+ * The lens's schedule for one run: on for a step when RUN_LENS_EVERY_MS have
+ * passed since the last lens ended, and for the run's last step when it is
+ * known (max_new); back on when the run ends.
+ */
+function runLens() {
+  const settable = insideWanted && pg && typeof pg.set_inside_lens === "function";
+  let lastEnd = -Infinity;
+  let on = true;
+  return {
+    before(/** @type {boolean} */ last) {
+      if (!settable) return;
+      const want = last || performance.now() - lastEnd >= RUN_LENS_EVERY_MS;
+      if (want !== on) pg.set_inside_lens(want);
+      on = want;
+    },
+    after() { if (on) lastEnd = performance.now(); },
+    end() { if (settable && !on && pg) pg.set_inside_lens(true); },
+  };
 }
 
 /** Requests that leave a beam search in progress alone. */

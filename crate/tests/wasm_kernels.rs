@@ -167,6 +167,12 @@ fn one_block_alone_is_bit_for_bit_the_scalar_value() {
 }
 
 #[wasm_bindgen_test]
+fn bands_of_weight_rows_agree_with_their_parts() {
+    assert_simd128();
+    test_support::check_bands_agree_with_their_parts(78);
+}
+
+#[wasm_bindgen_test]
 fn tiles_of_input_rows_agree_with_single_rows() {
     assert_simd128();
     test_support::check_tiles_agree_with_single_rows(99);

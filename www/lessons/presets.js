@@ -176,7 +176,7 @@ export const PRESETS = [
     id: "kv-cache", title: "What the KV cache saves",
     caption: ["Twelve steps without a cache rebuild the whole triangle of scores each time: 364 scores; with it, one row per step: 78.",
       "An 8-token prompt plus 24 generated tokens: 31 K/V projections instead of 468, a 15.1× reduction."],
-    query: "model=kv-demo&panels=kv,output", figure: "triangle",
+    query: "model=kv-demo&panels=kv,inside,output", figure: "triangle",
     numbers: (d) => [
       ["cached_scores", "12 steps, cached: scores", d.triangle.cached_scores, null],
       ["naive_scores", "12 steps, naive: scores", d.triangle.naive_scores, null],
@@ -189,7 +189,7 @@ export const PRESETS = [
     id: "kv-demo-flops", title: "The lesson's 8-step demo: naive against cached FLOPs",
     caption: ["One head, d_head = 4: at step t the naive pass costs t times the cached one (ratios 1…8).",
       "Over 8 steps: 3,564 FLOPs against 708 (5.03×); the cached outputs equal the naive ones to round-off."],
-    query: "model=kv-demo&steps=5&panels=kv", figure: "flop-bars",
+    query: "model=kv-demo&steps=5&panels=kv,inside", figure: "flop-bars",
     numbers: (d) => [
       ...d.per_step_ratio.map((r, i) => [`ratio${i + 1}`, `step ${i + 1}: naive / cached`, r, 6]),
       ["naive_total", "cumulative naive FLOPs", d.cumulative_naive, null],

@@ -131,3 +131,16 @@ impl Product<'_> {
         empty
     }
 }
+
+/// The weight bytes a multi-row product takes at a time: every tile of
+/// input rows passes over one band before the next band is read, so a band
+/// comes from memory once and from the cache (L2) for the other tiles, where
+/// a whole matrix larger than the cache (an LM head: 30 MB for SmolLM2's,
+/// run over 31 rows by the logit lens) would come from memory once per tile.
+const WEIGHT_BAND_BYTES: usize = 256 * 1024;
+
+/// The bands of whole weight rows, in order: `WEIGHT_BAND_BYTES` each, or one row.
+fn weight_bands(n: usize, row_bytes: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let per_band = (WEIGHT_BAND_BYTES / row_bytes.max(1)).max(1);
+    (0..n).step_by(per_band).map(move |i| i..(i + per_band).min(n))
+}

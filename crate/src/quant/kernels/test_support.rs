@@ -177,6 +177,30 @@ pub fn check_tiles_agree_with_single_rows(seed: u64) {
     }
 }
 
+/// A matrix of three bands of weight rows (`weight_bands`) times more
+/// input rows than a tile gives, bit for bit, what each band's rows give as
+/// a matrix of their own: the bands only reorder which outputs are computed
+/// when.
+pub fn check_bands_agree_with_their_parts(seed: u64) {
+    let mut rng = Rng::new(seed);
+    for (f, k) in [(BlockFormat::Q8_0, 32), (BlockFormat::Q4_1, 64), (BlockFormat::Q4K, 256)] {
+        let rb = f.row_bytes(k);
+        let n = 2 * super::WEIGHT_BAND_BYTES / rb + 37;
+        let bands: Vec<_> = super::weight_bands(n, rb).collect();
+        assert_eq!(bands.len(), 3, "{}: three bands", f.name());
+        let rows = 6;
+        let w = random_weights(&mut rng, f, n, k, Style::Typical);
+        let x = random_x(&mut rng, rows, k);
+        let all = fast(f, &w, n, k, &x, rows);
+        for band in bands {
+            let part = fast(f, &w[band.start * rb..band.end * rb], band.len(), k, &x, rows);
+            for m in 0..rows {
+                assert_eq!(part[m * band.len()..][..band.len()], all[m * n + band.start..][..band.len()], "{} rows {band:?}", f.name());
+            }
+        }
+    }
+}
+
 /// A broken file: inf in `d` of row 0, −inf in row 1, NaN in row 2, inf in
 /// the second f16 of row 4 (its `d` where there is none; for F16 and BF16,
 /// in a value of the row, in the format's own bits). The outputs that

@@ -207,3 +207,14 @@ fn formats_know_their_sizes() {
         assert_eq!(crate::quant::block_format(ggml_type(f)), Some(f));
     }
 }
+
+/// A matrix of more than one band of weight rows (`weight_bands`), times
+/// more input rows than a tile: within the bounds of the scalar product,
+/// and bit for bit each band's part.
+#[test]
+fn several_bands_of_weight_rows_match_scalar() {
+    for (f, k) in [(BlockFormat::Q8_0, 32), (BlockFormat::Q4K, 256)] {
+        check(f, 2 * super::WEIGHT_BAND_BYTES / f.row_bytes(k) + 37, k, 6, Style::Typical, 77);
+    }
+    test_support::check_bands_agree_with_their_parts(78);
+}

@@ -164,35 +164,39 @@ fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: u
             && a.q16.len() >= rows_x * a.stride * BLOCK
             && blocks.div_ceil(4) * 4 <= a.stride
     );
-    let mut r0 = 0;
-    while r0 < rows_x {
-        let rows = (rows_x - r0).min(TILE);
-        for (i, row) in weights.chunks_exact(row_bytes).take(n).enumerate() {
-            let mut y = [0f32; TILE];
-            // SAFETY: `row` holds `blocks` blocks; `a` holds rows r0..r0 + rows
-            // of `stride` blocks, at least `blocks` rounded up to 4 (asserted above).
-            unsafe {
-                let special = match rows {
-                    4 => tile::<K, 4, false>(row.as_ptr(), blocks, a, r0, &mut y),
-                    3 => tile::<K, 3, false>(row.as_ptr(), blocks, a, r0, &mut y),
-                    2 => tile::<K, 2, false>(row.as_ptr(), blocks, a, r0, &mut y),
-                    _ => tile::<K, 1, false>(row.as_ptr(), blocks, a, r0, &mut y),
-                };
-                if special {
-                    // An inf/NaN scale (a broken file): redo the row with
-                    // the exact widening, one input row at a time.
-                    for (r, yr) in y[..rows].iter_mut().enumerate() {
-                        let mut one = [0f32; TILE];
-                        tile::<K, 1, true>(row.as_ptr(), blocks, a, r0 + r, &mut one);
-                        *yr = one[0];
+    // A band of weight rows at a time (`super::weight_bands`).
+    for band in super::weight_bands(n, row_bytes) {
+        let mut r0 = 0;
+        while r0 < rows_x {
+            let rows = (rows_x - r0).min(TILE);
+            for i in band.clone() {
+                let row = &weights[i * row_bytes..(i + 1) * row_bytes];
+                let mut y = [0f32; TILE];
+                // SAFETY: `row` holds `blocks` blocks; `a` holds rows r0..r0 + rows
+                // of `stride` blocks, at least `blocks` rounded up to 4 (asserted above).
+                unsafe {
+                    let special = match rows {
+                        4 => tile::<K, 4, false>(row.as_ptr(), blocks, a, r0, &mut y),
+                        3 => tile::<K, 3, false>(row.as_ptr(), blocks, a, r0, &mut y),
+                        2 => tile::<K, 2, false>(row.as_ptr(), blocks, a, r0, &mut y),
+                        _ => tile::<K, 1, false>(row.as_ptr(), blocks, a, r0, &mut y),
+                    };
+                    if special {
+                        // An inf/NaN scale (a broken file): redo the row with
+                        // the exact widening, one input row at a time.
+                        for (r, yr) in y[..rows].iter_mut().enumerate() {
+                            let mut one = [0f32; TILE];
+                            tile::<K, 1, true>(row.as_ptr(), blocks, a, r0 + r, &mut one);
+                            *yr = one[0];
+                        }
                     }
                 }
+                for (r, &v) in y[..rows].iter().enumerate() {
+                    out[(r0 + r) * n + i] = v;
+                }
             }
-            for (r, &v) in y[..rows].iter().enumerate() {
-                out[(r0 + r) * n + i] = v;
-            }
+            r0 += rows;
         }
-        r0 += rows;
     }
 }
 

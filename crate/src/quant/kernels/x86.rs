@@ -217,7 +217,8 @@ fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: u
 }
 
 /// Calls `tile(row, r0, rows, y)` for every weight row and every tile of at
-/// most `TILE` input rows (r0..r0 + rows), and writes its `y[..rows]` out.
+/// most `TILE` input rows (r0..r0 + rows), and writes its `y[..rows]` out,
+/// a band of weight rows at a time (`super::weight_bands`).
 fn for_tiles(
     weights: &[u8],
     n: usize,
@@ -226,17 +227,19 @@ fn for_tiles(
     out: &mut [f32],
     mut tile: impl FnMut(*const u8, usize, usize, &mut [f32; TILE]),
 ) {
-    let mut r0 = 0;
-    while r0 < rows_x {
-        let rows = (rows_x - r0).min(TILE);
-        for (i, row) in weights.chunks_exact(row_bytes).take(n).enumerate() {
-            let mut y = [0f32; TILE];
-            tile(row.as_ptr(), r0, rows, &mut y);
-            for (r, &v) in y[..rows].iter().enumerate() {
-                out[(r0 + r) * n + i] = v;
+    for band in super::weight_bands(n, row_bytes) {
+        let mut r0 = 0;
+        while r0 < rows_x {
+            let rows = (rows_x - r0).min(TILE);
+            for i in band.clone() {
+                let mut y = [0f32; TILE];
+                tile(weights[i * row_bytes..(i + 1) * row_bytes].as_ptr(), r0, rows, &mut y);
+                for (r, &v) in y[..rows].iter().enumerate() {
+                    out[(r0 + r) * n + i] = v;
+                }
             }
+            r0 += rows;
         }
-        r0 += rows;
     }
 }
 

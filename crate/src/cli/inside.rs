@@ -43,18 +43,21 @@ pub fn run(args: InsideArgs) -> Result<()> {
 
 /// The lens, one row per layer, then each layer's attention in summary.
 fn format_tables(r: &InsideReport) -> String {
+    // Lens entry 0 reads the stream after the embedding, entry l after
+    // block l - 1 (blocks counted from 0, as the attention's layers are).
+    let after = |entry: usize| if entry == 0 { "the embedding".to_string() } else { format!("layer {}", entry - 1) };
     let mut out = format!(
-        "logit lens at position {} (following the raw top-1 {:?}, p = {:.4}; top-1 from layer {})\n",
+        "logit lens at position {} (following the raw top-1 {:?}, p = {:.4}; the top-1 from after {} on)\n",
         r.query,
         r.token.display,
         r.raw_prob,
-        r.top1_from.map_or("-".to_string(), |l| l.to_string())
+        r.top1_from.map_or("-".to_string(), after)
     );
-    out.push_str(&format!("{:>5} {:>8} {:>6} {:>9}  top 5\n", "layer", "H nats", "rank", "p"));
+    out.push_str(&format!("{:>9} {:>8} {:>6} {:>9}  top 5\n", "after", "H nats", "rank", "p"));
     for l in &r.lens {
         let top: Vec<String> = l.top.iter().map(|t| format!("{:?} {:.3}", t.display, t.prob)).collect();
-        let name = if l.layer == 0 { "emb".to_string() } else { l.layer.to_string() };
-        out.push_str(&format!("{name:>5} {:>8.3} {:>6} {:>9.5}  {}\n", l.entropy, l.token_rank, l.token_prob, top.join(", ")));
+        let name = if l.layer == 0 { "embedding".to_string() } else { format!("layer {}", l.layer - 1) };
+        out.push_str(&format!("{name:>9} {:>8.3} {:>6} {:>9.5}  {}\n", l.entropy, l.token_rank, l.token_prob, top.join(", ")));
     }
     out.push_str(&format!("\nattention of position {} ({} query heads over {} KV heads)\n", r.query, r.heads, r.kv_heads));
     out.push_str(&format!("{:>5} {:>7} {:>10} {:>10}  most read (position: mean weight)\n", "layer", "reads", "H mean", "sink mean"));

@@ -198,7 +198,7 @@ function targets(r) {
     rel(smol.native?.prefill_tok_s, llama?.prefill64_tok_s, 0.7, "native CLI on SmolLM2, prefill ≥ 0.7× llama.cpp");
     // The inside view's cost: the step time with it on over off, in the same run.
     const cost = smol.browser?.inside_cost, native = smol.native?.steps;
-    add("SmolLM2 decode step with the inside view on ≤ 2× the step with it off (Chromium, the engine's `step`; native session steps beside it)",
+    add("SmolLM2 decode step with the inside view on and the logit lens on every step (as a single Step computes it) ≤ 2× the step with it off (Chromium, the engine's `step`; native session steps beside it)",
       typeof cost === "number"
         ? `${times(cost)} (${rate(smol.browser.decode_inside_tok_s)} against ${rate(smol.browser.decode_tok_s)} tok/s)` +
           (native ? `; native ${times(native.inside_cost)} (${rate(native.step_inside_tok_s)} against ${rate(native.step_tok_s)} tok/s)` : "")

@@ -17,7 +17,7 @@ use crate::settings::{ContextPolicy, GenerationSettings, MAX_ALPHA, MAX_BEAMS, M
 use crate::kv_cache::KvPrecision;
 use crate::report::StopReason;
 use crate::models::LESSON21_LOGITS;
-use crate::rules::{ChainPreset, Control, Field, Group, Order, PenaltyMode, RULE_FIELDS, Range, StageInfo, StageKind};
+use crate::rules::{ChainPreset, Control, Field, Group, Order, PenaltyMode, RULE_FIELDS, Range, StageInfo, StageKind, Ties};
 use crate::train::bigram::{LESSON_SEED, LESSON_STEPS};
 
 /// The range of one numeric setting.
@@ -119,6 +119,7 @@ impl SettingsTable {
         let choices = vec![
             Choice { key: "order", options: names(&Order::ALL) },
             Choice { key: "penalty_mode", options: names(&PenaltyMode::ALL) },
+            Choice { key: "ties", options: names(&Ties::ALL) },
             Choice { key: "context_policy", options: names(&ContextPolicy::ALL) },
         ];
         let course = Course {
@@ -195,6 +196,7 @@ impl NumberRange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::UNBOUNDED;
     use serde_json::{Value, json};
 
     /// The defaults with one field set (a bias is one pair on token 0).
@@ -225,20 +227,25 @@ mod tests {
     fn the_table_is_the_range_validate_enforces() {
         let table = SettingsTable::new();
         for r in &table.numbers {
-            let step = if r.integer { 1.0 } else { 1e-9 * r.max.abs().max(1.0) };
+            // An end at UNBOUNDED has nothing finite beyond it to refuse.
+            let (max_bounded, min_bounded) = (r.max < UNBOUNDED, r.min > -UNBOUNDED);
+            let scale = [r.min, r.max].iter().filter(|v| v.abs() < UNBOUNDED).fold(1.0f64, |m, v| m.max(v.abs()));
+            let step = if r.integer { 1.0 } else { 1e-9 * scale };
             if r.max_excluded {
                 assert!(!accepted(r.key, r.max), "{} max {} excluded", r.key, r.max);
                 assert!(accepted(r.key, r.max - step), "{} just below max", r.key);
             } else {
                 assert!(accepted(r.key, r.max), "{} max {}", r.key, r.max);
             }
-            assert!(!accepted(r.key, r.max + step) || r.max + step == r.max, "{} above max", r.key);
+            if max_bounded {
+                assert!(!accepted(r.key, r.max + step) || r.max + step == r.max, "{} above max", r.key);
+            }
             if r.min_excluded {
                 assert!(!accepted(r.key, r.min), "{} min {} excluded", r.key, r.min);
                 assert!(accepted(r.key, r.min + step), "{} just above min", r.key);
             } else {
                 assert!(accepted(r.key, r.min), "{} min {}", r.key, r.min);
-                if !(r.integer && r.min == 0.0) {
+                if !(r.integer && r.min == 0.0) && min_bounded {
                     assert!(!accepted(r.key, r.min - step), "{} below min", r.key);
                 }
             }
@@ -260,6 +267,7 @@ mod tests {
                 "logit_bias" | "sequence_bias" => return with(key, 1.0),
                 "banned" => json!([0]),
                 "penalty_mode" => json!("per_occurrence"),
+                "ties" => json!("keep_tied"),
                 "dry_sequence_breakers" => json!(["x"]),
                 _ => {
                     let r = table.number(key).unwrap_or_else(|| panic!("{key} has a range"));

@@ -241,19 +241,19 @@ fn bad_arguments_exit_nonzero_with_a_message_and_no_panic() {
         (&["dist", "--logits", "1,nan"], "NaN"),
         (&["dist", "--logits", "1,inf"], "+inf"),
         (&["dist", "--logits", "-inf,-inf"], "no token is possible"),
-        (&["dist", "--logits", "1,2", "--top-p", "0"], "top_p"),
+        (&["dist", "--logits", "1,2", "--top-p", "-0.1"], "top_p"),
         (&["dist", "--logits", "1,2", "--top-p", "1.5"], "top_p"),
         (
             &["dist", "--logits", "1,2", "--temperature", "-1"],
             "temperature",
         ),
         (
-            &["dist", "--logits", "1,2", "--temperature", "1e-5"],
+            &["dist", "--logits", "1,2", "--temperature", "1e-101"],
             "temperature",
         ),
-        (&["dist", "--logits", "1,2", "--min-p", "2"], "min_p"),
+        (&["dist", "--logits", "1,2", "--min-p", "-0.5"], "min_p"),
         (
-            &["dist", "--logits", "1,2", "--repetition-penalty", "0.5"],
+            &["dist", "--logits", "1,2", "--repetition-penalty", "0"],
             "repetition_penalty",
         ),
         (

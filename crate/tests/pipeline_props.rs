@@ -131,23 +131,28 @@ fn outside(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
     ]
 }
 
+/// NaN or an infinity.
+fn not_finite() -> impl Strategy<Value = f64> {
+    prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY)]
+}
+
 fn any_bad(n: usize) -> impl Strategy<Value = Bad> {
     prop_oneof![
-        // temperature: 0, or [1e-4, 100]
-        prop_oneof![outside(0.0, 100.0), 1e-12..9.99e-5f64].prop_map(Bad::Temperature),
+        // temperature: 0, or [1e-100, any finite]
+        prop_oneof![not_finite(), (1e-9..1e6f64).prop_map(|d| -d), 1e-300..9.99e-101f64].prop_map(Bad::Temperature),
         // top_k: 0 (off) to 1,000,000
         prop_oneof![Just(1_000_001usize), Just(usize::MAX), 1_000_001usize..10_000_000].prop_map(Bad::TopK),
-        // top_p: (0, 1]
-        prop_oneof![outside(0.0, 1.0), Just(0.0), Just(-0.0)].prop_map(Bad::TopP),
-        // min_p: [0, 1]
-        outside(0.0, 1.0).prop_map(Bad::MinP),
-        // repetition_penalty: [1, 100]
-        outside(1.0, 100.0).prop_map(Bad::RepetitionPenalty),
+        // top_p: [0, 1]
+        outside(0.0, 1.0).prop_map(Bad::TopP),
+        // min_p: 0 or more (llama.cpp takes above 1)
+        prop_oneof![not_finite(), (1e-9..1e6f64).prop_map(|d| -d)].prop_map(Bad::MinP),
+        // repetition_penalty: positive
+        prop_oneof![not_finite(), Just(0.0), (1e-9..1e6f64).prop_map(|d| -d)].prop_map(Bad::RepetitionPenalty),
         // penalty_window: 0 (all) to 100,000
         (100_001usize..usize::MAX).prop_map(Bad::PenaltyWindow),
-        // presence and frequency penalties: [-2, 2]
-        outside(-2.0, 2.0).prop_map(Bad::Presence),
-        outside(-2.0, 2.0).prop_map(Bad::Frequency),
+        // presence and frequency penalties: any finite value
+        not_finite().prop_map(Bad::Presence),
+        not_finite().prop_map(Bad::Frequency),
         // a bias's token outside the vocabulary, or its amount outside [-100, 100]
         (n as u32..u32::MAX).prop_map(Bad::BiasId),
         outside(-100.0, 100.0).prop_map(Bad::BiasAmount),

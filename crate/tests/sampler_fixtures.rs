@@ -13,20 +13,11 @@
 use nexttoken::rules::{RawDistribution, RuleSettings, StageKind, StageMemo, StepInputs, next_mu, run_rules_with};
 use serde_json::Value;
 
+mod fixture_support;
+use fixture_support::{floats, ids, load, sorted};
+
 const TOLERANCE: f64 = 1e-6;
 
-fn load(name: &str) -> Value {
-    let path = format!("{}/../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).expect("the fixture exists")).expect("the fixture is JSON")
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array().map(|a| a.iter().map(|x| x.as_u64().unwrap() as u32).collect()).unwrap_or_default()
-}
 
 /// The defaults with the case's settings, the chain the one sampler.
 fn settings_of(case: &Value) -> RuleSettings {
@@ -39,10 +30,6 @@ fn settings_of(case: &Value) -> RuleSettings {
     serde_json::from_value(v).expect("the case's settings are ours")
 }
 
-fn sorted(mut v: Vec<f64>) -> Vec<f64> {
-    v.sort_by(f64::total_cmp);
-    v
-}
 
 /// Runs every case of `file`; returns how many were compared.
 fn check_fixture(file: &str, engine_word: &str) -> usize {

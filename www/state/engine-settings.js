@@ -9,6 +9,7 @@ export default {
     "top_k": 0,
     "top_p": 1.0,
     "min_p": 0.0,
+    "ties": "by_id",
     "repetition_penalty": 1.0,
     "penalty_window": 64,
     "penalty_mode": "per_token",
@@ -54,10 +55,10 @@ export default {
     {
       "key": "temperature",
       "min": 0.0,
-      "max": 100.0,
+      "max": 1.7976931348623157e+308,
       "min_excluded": false,
       "max_excluded": false,
-      "smallest_positive": 0.0001,
+      "smallest_positive": 1e-100,
       "integer": false,
       "control": {
         "label": "Temperature τ",
@@ -87,7 +88,7 @@ export default {
       "key": "top_p",
       "min": 0.0,
       "max": 1.0,
-      "min_excluded": true,
+      "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
       "integer": false,
@@ -102,7 +103,7 @@ export default {
     {
       "key": "min_p",
       "min": 0.0,
-      "max": 1.0,
+      "max": 1.7976931348623157e+308,
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
@@ -117,9 +118,9 @@ export default {
     },
     {
       "key": "repetition_penalty",
-      "min": 1.0,
-      "max": 100.0,
-      "min_excluded": false,
+      "min": 0.0,
+      "max": 1.7976931348623157e+308,
+      "min_excluded": true,
       "max_excluded": false,
       "smallest_positive": null,
       "integer": false,
@@ -149,8 +150,8 @@ export default {
     },
     {
       "key": "presence_penalty",
-      "min": -2.0,
-      "max": 2.0,
+      "min": -1.7976931348623157e+308,
+      "max": 1.7976931348623157e+308,
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
@@ -165,8 +166,8 @@ export default {
     },
     {
       "key": "frequency_penalty",
-      "min": -2.0,
-      "max": 2.0,
+      "min": -1.7976931348623157e+308,
+      "max": 1.7976931348623157e+308,
       "min_excluded": false,
       "max_excluded": false,
       "smallest_positive": null,
@@ -538,6 +539,13 @@ export default {
       ]
     },
     {
+      "key": "ties",
+      "options": [
+        "by_id",
+        "keep_tied"
+      ]
+    },
+    {
       "key": "context_policy",
       "options": [
         "error",
@@ -639,11 +647,12 @@ export default {
     {
       "name": "top_k",
       "label": "top-k",
-      "what": "keeps the k most likely tokens (at least min_keep), ties by lower id",
+      "what": "keeps the k most likely tokens (at least min_keep); a tie with the k-th goes to the lower id, or stays whole (ties = keep_tied, as Hugging Face)",
       "engines": "every engine (Hugging Face keeps all tokens tied with the k-th)",
       "settings": [
         "top_k",
-        "min_keep"
+        "min_keep",
+        "ties"
       ],
       "switches": [
         "top_k"
@@ -653,7 +662,7 @@ export default {
     {
       "name": "top_p",
       "label": "top-p",
-      "what": "keeps the smallest top set whose mass reaches p (at least min_keep)",
+      "what": "keeps the smallest top set whose mass reaches p (at least min_keep), ties by lower id",
       "engines": "every engine",
       "settings": [
         "top_p",

@@ -38,7 +38,11 @@ pub fn run(args: DistArgs) -> Result<()> {
         Some(list) => parse_ids("--recent", list)?,
         None => Vec::new(),
     };
-    let settings = args.rules.to_settings()?;
+    let (settings, imported) = args.rules.to_generation(Default::default())?;
+    if let Some(imported) = &imported {
+        super::rule_args::tell_import(imported);
+    }
+    let settings = settings.rules;
     let raw = RawDistribution::new(logits.clone())?;
     super::rule_args::note_top_k_past_vocabulary(settings.top_k, logits.len());
     let (stages, rules_alone) = run_rules(&raw, &history, &settings, &StageMemo::default())?;

@@ -30,10 +30,10 @@ pub struct GenerateArgs {
     pub rules: RuleArgs,
     // Negative numbers reach the parser, which names the flag ("--seed -1"
     // would otherwise be "unexpected argument '-1'").
-    #[arg(long, allow_negative_numbers = true, default_value_t = defaults().seed, help = help("The draw's seed", "seed"))]
-    pub seed: u64,
-    #[arg(long, allow_negative_numbers = true, default_value_t = defaults().max_new, help = help("Stop after this many new tokens", "max_new"))]
-    pub max_new: usize,
+    #[arg(long, allow_negative_numbers = true, help = format!("{} [default: {}]", help("The draw's seed", "seed"), defaults().seed))]
+    pub seed: Option<u64>,
+    #[arg(long, allow_negative_numbers = true, help = format!("{} [default: {}]", help("Stop after this many new tokens", "max_new"), defaults().max_new))]
+    pub max_new: Option<usize>,
     /// Stop when the generated text contains this string (repeatable).
     #[arg(long = "stop", allow_hyphen_values = true)]
     pub stop: Vec<String>,
@@ -63,11 +63,12 @@ struct GenerateJson {
     steps: Vec<StepReport>,
 }
 
+/// The settings the flags give: `--config` read over the defaults, and the
+/// flags given on the command line over it (said on stderr).
 pub fn settings_from(args: &GenerateArgs) -> Result<GenerationSettings> {
-    Ok(GenerationSettings {
-        rules: args.rules.to_settings()?,
-        seed: args.seed,
-        max_new: args.max_new,
+    let base = GenerationSettings {
+        seed: args.seed.unwrap_or(defaults().seed),
+        max_new: args.max_new.unwrap_or(defaults().max_new),
         stop: args.stop.clone(),
         use_cache: !args.no_cache,
         context_policy: choice("--context-policy", "context_policy", &args.context_policy)?,
@@ -75,7 +76,17 @@ pub fn settings_from(args: &GenerateArgs) -> Result<GenerationSettings> {
         alpha: args.alpha,
         chat: args.chat,
         ..defaults()
-    })
+    };
+    let (mut s, imported) = args.rules.to_generation(base)?;
+    if let Some(imported) = &imported {
+        super::rule_args::tell_import(imported);
+        s.seed = args.seed.unwrap_or(s.seed);
+        s.max_new = args.max_new.unwrap_or(s.max_new);
+        if !args.stop.is_empty() {
+            s.stop = args.stop.clone();
+        }
+    }
+    Ok(s)
 }
 
 fn write_out(text: &str) -> Result<()> {

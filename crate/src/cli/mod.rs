@@ -11,6 +11,8 @@ use clap::{Parser, Subcommand};
 
 pub mod bench;
 pub mod check_cache;
+pub mod compare;
+pub mod config;
 pub mod dist;
 pub mod inside;
 pub mod generate;
@@ -52,6 +54,10 @@ pub enum Command {
     Lesson(lesson::LessonArgs),
     /// After a prompt: what the newest query read in every layer, and the logit lens.
     Inside(inside::InsideArgs),
+    /// Two decoding configurations (each in an engine's words) side by side, and N continuations each, as JSON.
+    Compare(compare::CompareArgs),
+    /// A decoding configuration in one engine's words written in another's.
+    Config(config::ConfigArgs),
 }
 
 /// Parses the arguments, runs the subcommand, and turns an error into a
@@ -68,6 +74,8 @@ pub fn run() -> ExitCode {
         Command::Settings(args) => settings::run(args),
         Command::Lesson(args) => lesson::run(args),
         Command::Inside(args) => inside::run(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Config(args) => config::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,11 +5,16 @@
 //! engine, not here. The flags that are not one number (lists, names, a
 //! switch) are `OtherArgs`, each shown after the number it goes with.
 
+use std::path::PathBuf;
+
+use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
+use crate::dialect::{Dialect, Imported, MAX_CONFIG_BYTES};
 use crate::rules::{Field, Order, PenaltyMode, RULE_FIELDS, RuleSettings, Slot, StageKind};
+use crate::settings::GenerationSettings;
 use crate::schema::SettingsTable;
 
 /// The engine's defaults, which every flag below starts from.
@@ -44,6 +49,8 @@ pub struct RuleArgs {
     /// The defaults, with every number flag's value in its place.
     numbers: RuleSettings,
     other: OtherArgs,
+    /// The flags given on the command line (their ids): what overrides `--config`.
+    explicit: Vec<String>,
 }
 
 /// The rule flags that are not one number each.
@@ -73,6 +80,19 @@ struct OtherArgs {
     /// of a sequence by spaces, e.g. `5 6:-2,7:1.5`.
     #[arg(long, allow_hyphen_values = true)]
     sequence_bias: Option<String>,
+    /// What top-k and top-p do with tokens tied at their cut: `by_id` (the
+    /// lower id stays) or `keep_tied` (every tied token stays, as Hugging Face).
+    #[arg(long, default_value_t = name_of(defaults().ties))]
+    ties: String,
+    /// A decoding configuration in an engine's words: llama.cpp flags, a
+    /// Hugging Face generation_config.json or an OpenAI-style request body
+    /// (the engine's defaults fill what it does not say; the rule flags
+    /// given here override it).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The format of --config: `llama_cpp`, `hf` or `openai` (detected when not given).
+    #[arg(long, value_name = "FORMAT")]
+    config_format: Option<String>,
 }
 
 /// Where the help lists each of `OtherArgs`' flags: after the number flag
@@ -84,6 +104,7 @@ const SHOWN_AFTER: &[(&str, &str)] = &[
     ("order", "frequency_penalty"),
     ("chain", "frequency_penalty"),
     ("dry_sequence_breakers", "dry_penalty_last_n"),
+    ("ties", "min_keep"),
 ];
 
 /// A number's flag, from its field: `--top-k <TOP_K>`, its help line, its
@@ -139,13 +160,14 @@ impl Args for RuleArgs {
 
 impl FromArgMatches for RuleArgs {
     fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
-        let mut args = RuleArgs { numbers: defaults(), other: OtherArgs::from_arg_matches(m)? };
+        let mut args = RuleArgs { numbers: defaults(), other: OtherArgs::from_arg_matches(m)?, explicit: Vec::new() };
         args.update_from_arg_matches(m)?;
         Ok(args)
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
         self.other.update_from_arg_matches(m)?;
+        self.explicit = m.ids().filter(|id| m.value_source(id.as_str()) == Some(ValueSource::CommandLine)).map(|id| id.to_string()).collect();
         let s = &mut self.numbers;
         for f in RULE_FIELDS.iter() {
             match f.slot {
@@ -191,8 +213,82 @@ impl RuleArgs {
                 Some(list) => parse_sequence_bias(list)?,
                 None => Vec::new(),
             },
+            ties: choice("--ties", "ties", &o.ties)?,
             ..self.numbers.clone()
         })
+    }
+
+    /// `base` with the rules these flags give, or with `--config` read over
+    /// it and the flags given on the command line over that; the import's
+    /// report (what it filled in, its notes) when there was a config.
+    pub fn to_generation(&self, base: GenerationSettings) -> Result<(GenerationSettings, Option<Imported>)> {
+        let flags = self.to_settings()?;
+        let Some(path) = &self.other.config else {
+            return Ok((GenerationSettings { rules: flags, ..base }, None));
+        };
+        let dialect = self.other.config_format.as_deref().map(Dialect::from_name).transpose()?;
+        let text = read_config(path)?;
+        let imported = crate::dialect::import(&text, dialect, &base, u32::MAX as usize)
+            .map_err(|e| Error::new(format!("--config {}: {}", path.display(), e.message)))?;
+        let mut s = imported.settings.clone();
+        let given = |id: &str| self.explicit.iter().any(|e| e == id);
+        for f in RULE_FIELDS.iter() {
+            if given(f.key) {
+                match f.slot {
+                    Slot::Real(get, set) => set(&mut s.rules, get(&flags)),
+                    Slot::Count(get, set) => set(&mut s.rules, get(&flags)),
+                    Slot::Signed(get, set) => set(&mut s.rules, get(&flags)),
+                    Slot::Small(get, set) => set(&mut s.rules, get(&flags)),
+                    Slot::List => {}
+                }
+            }
+        }
+        let r = &mut s.rules;
+        if given("per_occurrence") {
+            r.penalty_mode = flags.penalty_mode;
+        }
+        if given("bias") {
+            r.logit_bias = flags.logit_bias.clone();
+        }
+        if given("ban") {
+            r.banned = flags.banned.clone();
+        }
+        if given("order") || given("chain") {
+            r.order = flags.order;
+            r.chain = flags.chain.clone();
+        }
+        if given("dry_sequence_breakers") {
+            r.dry_sequence_breakers = flags.dry_sequence_breakers.clone();
+        }
+        if given("sequence_bias") {
+            r.sequence_bias = flags.sequence_bias.clone();
+        }
+        if given("ties") {
+            r.ties = flags.ties;
+        }
+        Ok((s, Some(imported)))
+    }
+}
+
+/// A configuration file's text, its size checked before it is read.
+pub fn read_config(path: &std::path::Path) -> Result<String> {
+    let len = std::fs::metadata(path).map_err(|e| Error::new(format!("--config {}: {e}", path.display())))?.len();
+    if len > MAX_CONFIG_BYTES as u64 {
+        crate::bail!("--config {}: the file is {len} bytes; a configuration is at most {} KB", path.display(), MAX_CONFIG_BYTES / 1024);
+    }
+    std::fs::read_to_string(path).map_err(|e| Error::new(format!("--config {}: {e}", path.display())))
+}
+
+/// Says on stderr what an imported configuration filled in and its notes.
+pub fn tell_import(imported: &Imported) {
+    eprintln!("config: read as {}", imported.read_as);
+    if !imported.filled.is_empty() {
+        let filled: Vec<String> = imported.filled.iter().map(|f| format!("{} {}", f.engine_key, f.value)).collect();
+        eprintln!("config: {}'s defaults filled in: {}", imported.filled[0].engine, filled.join(", "));
+    }
+    for n in &imported.notes {
+        let at = if n.line == 0 { String::new() } else { format!(" line {}", n.line) };
+        eprintln!("config{at}: {}", n.message);
     }
 }
 

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::settings::{MAX_TOP_K, RuleSettings};
+use super::settings::{MAX_TOP_K, RuleSettings, UNBOUNDED};
 use crate::error::Result;
 
 /// The range of one numeric setting.
@@ -41,13 +41,19 @@ impl Range {
         low && high && !gap
     }
 
-    /// The range in words: "[0, 1]", "(0, 1]", "[0, 1)", "0 or [0.0001, 100]".
+    /// The range in words: "[0, 1]", "(0, 1]", "[0, 1)", "0 or [1e-100, ∞)";
+    /// an end at `UNBOUNDED` is "∞" (any finite value reaches it).
     pub fn describe(&self) -> String {
-        let open = if self.min_excluded { "(" } else { "[" };
-        let close = if self.max_excluded { ")" } else { "]" };
+        let open = if self.min_excluded || self.min == -UNBOUNDED { "(" } else { "[" };
+        let close = if self.max_excluded || self.max == UNBOUNDED { ")" } else { "]" };
+        let end = |v: f64| match v {
+            UNBOUNDED => "∞".to_string(),
+            v if v == -UNBOUNDED => "-∞".to_string(),
+            v => v.to_string(),
+        };
         match self.smallest_positive {
-            Some(low) => format!("{} or [{low}, {}]", self.min, self.max),
-            None => format!("{open}{}, {}{close}", self.min, self.max),
+            Some(low) => format!("{} or [{low:e}, {}{close}", self.min, end(self.max)),
+            None => format!("{open}{}, {}{close}", end(self.min), end(self.max)),
         }
     }
 }

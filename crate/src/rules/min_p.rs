@@ -1,11 +1,12 @@
 //! Min-p: keep the tokens at least `min_p` times as likely as the top one.
 
 use super::fields::{Control, Field, Group, Range, slot};
+use super::settings::UNBOUNDED;
 use super::min_keep::keep_at_least;
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
 /// Returns the mask `p_i >= min_p * p_max` (and `p_i > 0`). `min_p = 0` keeps
-/// every possible token; the top token always passes since `min_p <= 1`.
+/// every possible token; above 1 none passes (`min_keep` then keeps the top).
 pub fn min_p_mask(probs: &[f64], min_p: f64) -> Vec<bool> {
     let p_max = super::softmax::max_value(probs).max(0.0);
     let threshold = min_p * p_max;
@@ -17,8 +18,8 @@ const FIELDS: &[Field] = &[
     Field::new(
         "min_p",
         slot!(min_p: f64),
-        Range::closed(0.0, 1.0),
-        "0 = off",
+        Range::closed(0.0, UNBOUNDED),
+        "0 = off; above 1 only min_keep tokens stay, as in llama.cpp",
         "Keep tokens with p >= min_p * p_max",
     )
     .control(Control::slider("Min-p", "drop tokens below min-p × p_max; 0 = off", 1.0, 0.01, Group::Rules)),

@@ -64,7 +64,7 @@ pub use raw::RawDistribution;
 pub use settings::{
     MAX_ABS_BIAS, MAX_BREAKER_CHARS, MAX_BREAKERS, MAX_DRY_ALLOWED_LENGTH, MAX_DRY_BASE, MAX_DRY_MULTIPLIER,
     MAX_MIROSTAT_ETA, MAX_MIROSTAT_TAU, MAX_NGRAM, MAX_PENALTY_WINDOW, MAX_PRESENCE_FREQUENCY, MAX_REPETITION_PENALTY,
-    MAX_SEQUENCE_LEN, MAX_TEMPERATURE, MAX_TOP_K, MAX_TOP_N_SIGMA, MIN_TEMPERATURE, PenaltyMode, RuleSettings,
+    MAX_SEQUENCE_LEN, MAX_TEMPERATURE, MAX_TOP_K, MAX_TOP_N_SIGMA, MIN_TEMPERATURE, PenaltyMode, RuleSettings, Ties, UNBOUNDED,
 };
 pub use softmax::{
     Nearby, Softmax, argmax, entropy_bits, entropy_nats, entropy_nats_at_temperature, entropy_nats_from_logits, softmax,

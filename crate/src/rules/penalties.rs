@@ -75,8 +75,8 @@ const FIELDS: &[Field] = &[
     Field::new(
         "repetition_penalty",
         slot!(repetition_penalty: f64),
-        Range::closed(1.0, MAX_REPETITION_PENALTY),
-        "1 = off; below 1 would reward repetition",
+        Range { min_excluded: true, ..Range::closed(0.0, MAX_REPETITION_PENALTY) },
+        "1 = off; below 1 rewards repetition",
         "Divide positive / multiply negative logits of recent tokens",
     )
     .control(Control::slider("Repetition penalty ρ", "1 = off; divides positive logits, multiplies negative ones", 3.0, 0.05, Group::Penalties)),
@@ -93,7 +93,7 @@ const FIELDS: &[Field] = &[
         "presence_penalty",
         slot!(presence_penalty: f64),
         Range::closed(-MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY),
-        "",
+        "0 = off; OpenAI takes [-2, 2], llama.cpp and vLLM any value",
         "Subtract this once from each distinct recent token",
     )
     .control(Control::slider("Presence penalty", "subtracted once from every token already seen", 2.0, 0.05, Group::Penalties)),
@@ -101,7 +101,7 @@ const FIELDS: &[Field] = &[
         "frequency_penalty",
         slot!(frequency_penalty: f64),
         Range::closed(-MAX_PRESENCE_FREQUENCY, MAX_PRESENCE_FREQUENCY),
-        "",
+        "0 = off; OpenAI takes [-2, 2], llama.cpp and vLLM any value",
         "Subtract this per occurrence of a recent token",
     )
     .control(Control::slider("Frequency penalty", "subtracted per occurrence", 2.0, 0.05, Group::Penalties)),

@@ -42,6 +42,27 @@ pub(crate) fn mask_of_ids(ids: impl IntoIterator<Item = u32>, vocab_size: usize)
     kept
 }
 
+/// `mask` with every possible token tied with the least probable kept one
+/// added (Hugging Face's top-k compares each token with the k-th's value, so
+/// a tie at the cut stays whole). One pass.
+pub fn keep_tied(mut mask: Vec<bool>, probs: &[f64]) -> Vec<bool> {
+    let floor = mask.iter().zip(probs).filter(|(k, p)| **k && **p > 0.0).map(|(_, &p)| p).fold(f64::INFINITY, f64::min);
+    if floor.is_finite() {
+        for (k, &p) in mask.iter_mut().zip(probs) {
+            *k |= p >= floor;
+        }
+    }
+    mask
+}
+
+/// `mask` as `ties` leaves a cut: as it is (by id), or with its ties kept.
+pub(crate) fn settle_ties(mask: Vec<bool>, probs: &[f64], ties: super::settings::Ties) -> Vec<bool> {
+    match ties {
+        super::settings::Ties::ById => mask,
+        super::settings::Ties::KeepTied => keep_tied(mask, probs),
+    }
+}
+
 /// Indices of the `n` largest of `values` (every entry counts, -inf
 /// included), best first, in the one order: the panels' top rows, beam
 /// search's candidates, a scored token's alternatives.

@@ -127,7 +127,7 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert!(!keys[..i].contains(k), "{k} is declared twice");
         }
-        let unranged = ["banned", "penalty_mode", "dry_sequence_breakers"];
+        let unranged = ["banned", "penalty_mode", "ties", "dry_sequence_breakers"];
         for spec in SPECS {
             for key in spec.reads {
                 assert!(keys.contains(key) || unranged.contains(key), "{} reads {key}, which no field declares", spec.name);

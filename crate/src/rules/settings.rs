@@ -22,6 +22,26 @@ impl PenaltyMode {
     pub const ALL: [PenaltyMode; 2] = [PenaltyMode::PerToken, PenaltyMode::PerOccurrence];
 }
 
+/// What top-k does with tokens tied with the k-th. (Top-p cuts at a
+/// position in every engine's sort: Hugging Face's splits a tie too, by its
+/// sort, as transformers' own fixture case `top_p: 0` on tied logits shows.)
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Ties {
+    /// The lower id stays, so the kept set has exactly the size the rule
+    /// names (llama.cpp's sort, the course's definition).
+    #[serde(rename = "by_id")]
+    #[default]
+    ById,
+    /// Every token tied with the k-th stays too (Hugging Face's top-k
+    /// compares each logit with the k-th's value, not a position).
+    #[serde(rename = "keep_tied")]
+    KeepTied,
+}
+
+impl Ties {
+    pub const ALL: [Ties; 2] = [Ties::ById, Ties::KeepTied];
+}
+
 /// Every decoding rule's setting; the defaults turn every rule off.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(default)]
@@ -30,18 +50,21 @@ pub struct RuleSettings {
     pub temperature: f64,
     /// 0 = off.
     pub top_k: usize,
-    /// 1 = off; in (0, 1].
+    /// 1 = off; 0 = only the most likely token; in [0, 1].
     pub top_p: f64,
-    /// 0 = off; in [0, 1].
+    /// 0 = off; above 1 keeps only `min_keep` tokens (llama.cpp takes it).
     pub min_p: f64,
-    /// 1 = off; in [1, 100].
+    /// What top-k does with tokens tied with the k-th.
+    pub ties: Ties,
+    /// 1 = off; below 1 rewards repetition; positive.
     pub repetition_penalty: f64,
     /// How many of the latest tokens the penalties look at; 0 = whole history.
     pub penalty_window: usize,
     pub penalty_mode: PenaltyMode,
-    /// Subtracted once per distinct recent token; in [-2, 2] (OpenAI's range).
+    /// Subtracted once per distinct recent token; any finite value
+    /// (OpenAI takes [-2, 2], llama.cpp and vLLM more).
     pub presence_penalty: f64,
-    /// Subtracted once per occurrence; in [-2, 2] (OpenAI's range).
+    /// Subtracted once per occurrence; any finite value, as presence.
     pub frequency_penalty: f64,
     /// `(token id, added logit)`; bias in [-100, 100].
     pub logit_bias: Vec<(u32, f64)>,
@@ -95,6 +118,7 @@ impl Default for RuleSettings {
             top_k: 0,
             top_p: 1.0,
             min_p: 0.0,
+            ties: Ties::ById,
             repetition_penalty: 1.0,
             penalty_window: 64,
             penalty_mode: PenaltyMode::PerToken,
@@ -125,10 +149,16 @@ impl Default for RuleSettings {
     }
 }
 
-pub const MIN_TEMPERATURE: f64 = 1e-4;
-pub const MAX_TEMPERATURE: f64 = 100.0;
-pub const MAX_REPETITION_PENALTY: f64 = 100.0;
-pub const MAX_PRESENCE_FREQUENCY: f64 = 2.0;
+/// A setting with no upper end of its own: any finite value (the engines
+/// take any float there); `Range::describe` says "∞".
+pub const UNBOUNDED: f64 = f64::MAX;
+/// Below this a positive temperature is refused: f32 logits (at most about
+/// 3.4e38) divided by it stay finite in f64, so the softmax never sees
+/// inf - inf. Every smaller tau already gives the greedy token all the mass.
+pub const MIN_TEMPERATURE: f64 = 1e-100;
+pub const MAX_TEMPERATURE: f64 = UNBOUNDED;
+pub const MAX_REPETITION_PENALTY: f64 = UNBOUNDED;
+pub const MAX_PRESENCE_FREQUENCY: f64 = UNBOUNDED;
 pub const MAX_ABS_BIAS: f64 = 100.0;
 /// Top-k beyond any vocabulary keeps every token; larger is a typing slip.
 pub const MAX_TOP_K: usize = 1_000_000;
@@ -170,23 +200,20 @@ mod tests {
     #[test]
     fn out_of_range_values_name_the_field_and_value() {
         let m = message_of(RuleSettings {
-            temperature: 1e-5,
+            temperature: 1e-101,
             ..Default::default()
         });
-        assert!(
-            m.contains("temperature = 0.00001") && m.contains("[0.0001, 100]"),
-            "{m}"
-        );
+        assert!(m.contains("temperature = 0.0000") && m.contains("0 or [1e-100, ∞)"), "{m}");
         let m = message_of(RuleSettings {
-            top_p: 0.0,
+            top_p: 1.5,
             ..Default::default()
         });
-        assert!(m.contains("top_p = 0") && m.contains("(0, 1]"), "{m}");
+        assert!(m.contains("top_p = 1.5") && m.contains("[0, 1]"), "{m}");
         let m = message_of(RuleSettings {
-            repetition_penalty: 0.5,
+            repetition_penalty: 0.0,
             ..Default::default()
         });
-        assert!(m.contains("repetition_penalty = 0.5"), "{m}");
+        assert!(m.contains("repetition_penalty = 0") && m.contains("(0, ∞)"), "{m}");
         let m = message_of(RuleSettings {
             min_p: f64::NAN,
             ..Default::default()
@@ -202,6 +229,22 @@ mod tests {
             ..Default::default()
         });
         assert!(m.contains("logit_bias for token 3"), "{m}");
+    }
+
+    /// The values the engines' own sampler tests use (llama.cpp's
+    /// test-sampling, transformers' test_logits_process) are taken.
+    #[test]
+    fn values_the_engines_take_are_taken() {
+        for s in [
+            RuleSettings { top_p: 0.0, ..Default::default() },
+            RuleSettings { min_p: 1.5, ..Default::default() },
+            RuleSettings { presence_penalty: 5.0, frequency_penalty: -5.0, ..Default::default() },
+            RuleSettings { repetition_penalty: 0.5, ..Default::default() },
+            RuleSettings { temperature: 1e-5, ..Default::default() },
+            RuleSettings { temperature: 1e4, ..Default::default() },
+        ] {
+            assert!(s.validate(10).is_ok(), "{s:?}: {:?}", s.validate(10));
+        }
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub fn softmax_parts(logits: &[f64]) -> Softmax {
             .collect();
         return Softmax { probs, log_norm: f64::INFINITY };
     }
-    // Subtracting the max keeps every exponent <= 0: no overflow at tau = 1e-4.
+    // Subtracting the max keeps every exponent <= 0: no overflow at tau = 1e-100.
     // Normalised in place: one allocation per softmax.
     let finite = logits.iter().filter(|&&z| z > f64::NEG_INFINITY).count();
     let mut probs: Vec<f64> = if finite * 8 < logits.len() {

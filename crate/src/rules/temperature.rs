@@ -11,9 +11,9 @@ use super::softmax::{Nearby, Softmax, argmax, softmax_parts};
 /// and every other token becomes `-inf` (a one-hot after the softmax; ties go
 /// to the first index, like `argmax`). `-inf` stays `-inf` at any tau.
 ///
-/// tau is validated to be 0 or in [1e-4, 100] by `RuleSettings::validate`;
-/// with f64 logits from f32 model output, `z / 1e-4` stays far from overflow
-/// and the softmax subtracts the max, so neither end produces NaN.
+/// tau is validated to be 0 or at least `MIN_TEMPERATURE` (1e-100) by
+/// `RuleSettings::validate`; f32 model output divided by it stays finite in
+/// f64 and the softmax subtracts the max, so neither end produces NaN.
 pub fn scale_by_temperature(logits: &[f64], tau: f64) -> Vec<f64> {
     if tau == 0.0 {
         let best = argmax(logits);

@@ -5,7 +5,7 @@ use super::settings::MAX_TOP_K;
 use super::settings::RuleSettings;
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
-use super::ranking::{Candidate, collect_candidates, mask_of_ids, partition_best};
+use super::ranking::{Candidate, collect_candidates, mask_of_ids, partition_best, settle_ties};
 
 /// Returns the mask of the `k` most probable tokens among those with
 /// probability > 0. `k = 0` means off: every possible token is kept.
@@ -67,9 +67,9 @@ const FIELDS: &[Field] = &[
 pub(crate) const SPEC: StageSpec = StageSpec {
     name: "top_k",
     label: "top-k",
-    what: "keeps the k most likely tokens (at least min_keep), ties by lower id",
+    what: "keeps the k most likely tokens (at least min_keep); a tie with the k-th goes to the lower id, or stays whole (ties = keep_tied, as Hugging Face)",
     engines: "every engine (Hugging Face keeps all tokens tied with the k-th)",
-    reads: &["top_k", "min_keep"],
+    reads: &["top_k", "min_keep", "ties"],
     switches: &["top_k"],
     fields: FIELDS,
     is_on: |s| s.top_k != 0,
@@ -78,12 +78,12 @@ pub(crate) const SPEC: StageSpec = StageSpec {
         // every token a modifier moved (any hint gives the exact set).
         let k = c.s.top_k.max(c.s.min_keep);
         let near_top = &c.raw_order[..(k + c.moved).min(c.raw_order.len())];
-        top_k_mask_hinted(c.probs, k, near_top)
+        settle_ties(top_k_mask_hinted(c.probs, k, near_top), c.probs, c.s.ties)
     }),
     alone: Some(AloneCut {
         always: true,
-        key: |s, _| vec![alone_k(s) as f64],
-        mask: |raw, s, _| raw.top_k_mask(alone_k(s)),
+        key: |s, _| vec![alone_k(s) as f64, s.ties as u8 as f64],
+        mask: |raw, s, _| settle_ties(raw.top_k_mask(alone_k(s)), &raw.probs, s.ties),
     }),
     takes: Takes::Nothing,
     shown_when_off: true,

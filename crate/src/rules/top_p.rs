@@ -21,12 +21,16 @@ const SORT_BELOW: usize = 32;
 
 /// Returns the mask of the smallest top set (in descending probability,
 /// ties by lower id) whose mass is `>= p`. The top token is always kept, so
-/// `p -> 0` keeps exactly one token. `p >= 1` keeps every possible token
-/// (also the float tail where all probabilities sum to a hair under 1).
+/// `p = 0` keeps exactly one token (as llama.cpp and Hugging Face do with
+/// their min_keep of 1). `p >= 1` keeps every possible token (also the float
+/// tail where all probabilities sum to a hair under 1).
 pub fn top_p_mask(probs: &[f64], p: f64) -> Vec<bool> {
     let mut candidates = collect_candidates(probs);
     let count = if p >= 1.0 || candidates.is_empty() {
         candidates.len()
+    } else if p <= 0.0 {
+        partition_best(&mut candidates, 1);
+        1
     } else {
         count_nucleus(&mut candidates, p)
     };
@@ -106,8 +110,8 @@ const FIELDS: &[Field] = &[
     Field::new(
         "top_p",
         slot!(top_p: f64),
-        Range { min_excluded: true, ..Range::closed(0.0, 1.0) },
-        "1 = off",
+        Range::closed(0.0, 1.0),
+        "1 = off; 0 = only the most likely token",
         "Keep the smallest set reaching this mass",
     )
     .control(Control::slider("Top-p (nucleus)", "smallest set with this much mass; 1 = off", 1.0, 0.01, Group::Rules)),
@@ -117,7 +121,7 @@ const FIELDS: &[Field] = &[
 pub(crate) const SPEC: StageSpec = StageSpec {
     name: "top_p",
     label: "top-p",
-    what: "keeps the smallest top set whose mass reaches p (at least min_keep)",
+    what: "keeps the smallest top set whose mass reaches p (at least min_keep), ties by lower id",
     engines: "every engine",
     reads: &["top_p", "min_keep"],
     switches: &["top_p"],

@@ -33,6 +33,7 @@ impl Session {
         self.require_started()?;
         settings.validate(self.model.info().vocab_size)?;
         self.beam_cancel()?;
+        self.compare_cancel()?;
         // A search from broken logits would drop every candidate silently.
         self.position.summary()?;
         let history = self.history();

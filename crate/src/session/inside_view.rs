@@ -38,7 +38,7 @@ impl Session {
     /// the counters stay as they were. `None` for models without layers.
     pub fn inside_now(&mut self) -> Result<Option<InsideReport>> {
         self.require_started()?;
-        self.beam_cancel()?;
+        self.end_jobs()?;
         if !self.inside {
             crate::bail!("the inside view is off: switch it on first");
         }

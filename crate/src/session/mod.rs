@@ -30,6 +30,7 @@ use crate::rules;
 use crate::tokenizer::Tokenizer;
 
 mod beam_job;
+mod compare_job;
 mod inside_view;
 mod sampler_state;
 mod step_report;
@@ -72,11 +73,15 @@ pub struct Session {
     /// A request changed the history and failed before its report went out,
     /// so the reader's transcript is behind: the next report carries it whole.
     full_owed: bool,
-    /// Model work done by beam searches, which the generation's counters leave out.
+    /// Model work done by beam searches and comparisons, which the
+    /// generation's counters leave out.
     beam_work: Counters,
     /// A beam search advanced one depth per `beam_next` (the browser's
     /// cancellable search); the cache is the search's until it ends.
     beam_job: Option<beam::BeamSearch>,
+    /// Two configurations' continuations advanced one token per
+    /// `compare_next`; the cache is the comparison's until it ends.
+    compare_job: Option<compare_job::CompareJob>,
     /// Reports carry the inside view (`inside_view`): every pass that makes
     /// a pending position captures what it read.
     inside: bool,
@@ -113,6 +118,7 @@ impl Session {
             full_owed: false,
             beam_work: Counters::default(),
             beam_job: None,
+            compare_job: None,
             inside: false,
             pending_capture: None,
             lens_on: true,
@@ -203,6 +209,7 @@ impl Session {
         }
         // A search in progress is dropped: the cache is rebuilt from scratch.
         self.beam_job = None;
+        self.compare_job = None;
         self.full_owed = true;
         self.model.truncate(0);
         self.model.reset_counters();
@@ -229,11 +236,18 @@ impl Session {
         self.position.preview(settings, &self.vocabulary(&text), &report::describer(self.tokenizer.as_ref()))
     }
 
+    /// Two configurations side by side at the pending position; no model call.
+    pub fn side_by_side(&self, a: &GenerationSettings, b: &GenerationSettings) -> Result<crate::compare::SideBySide> {
+        self.require_started()?;
+        let text = |id| self.tokenizer.id_to_piece(id);
+        crate::compare::side_by_side(&self.position, a, b, &self.vocabulary(&text), &report::describer(self.tokenizer.as_ref()))
+    }
+
     /// Scores a text (the user's message when `chat`): every token's
     /// probability and rank given the ones before it, in one teacher-forced
     /// pass. The generation's cache, counters and history are left alone.
     pub fn score(&mut self, text: &str, chat: bool) -> Result<crate::score::ScoreReport> {
-        self.beam_cancel()?;
+        self.end_jobs()?;
         let ids = self.encode_prompt(text, chat)?;
         // In the template, only the user's own tokens count towards the
         // statistics: the system message and markers are the template's.
@@ -253,7 +267,7 @@ impl Session {
     /// Draws one token from the pending distribution and feeds it.
     pub fn step(&mut self, settings: &GenerationSettings) -> Result<StepReport> {
         self.require_started()?;
-        self.beam_cancel()?;
+        self.end_jobs()?;
         let info = self.model.info();
         // The rules check their own fields in `describe`, before any model work.
         settings.validate_beyond_rules()?;
@@ -295,7 +309,7 @@ impl Session {
     /// position `prompt + n` pending again, with the RNG as it was then.
     pub fn rewind(&mut self, n: usize, settings: &GenerationSettings) -> Result<StepReport> {
         self.require_started()?;
-        self.beam_cancel()?;
+        self.end_jobs()?;
         settings.validate(self.model.info().vocab_size)?;
         if n > self.generated.len() {
             bail!("cannot rewind to token {n}: only {} have been generated", self.generated.len());
@@ -313,6 +327,13 @@ impl Session {
         let distribution = self.describe(settings)?.0;
         let inside = self.inside_report(None)?;
         self.full_report(distribution, None, inside)
+    }
+
+    /// Ends a beam search or comparison in progress: a call that uses the
+    /// model needs the cache back.
+    fn end_jobs(&mut self) -> Result<()> {
+        self.beam_cancel()?;
+        self.compare_cancel()
     }
 
     /// Beam search from the current state; the session's own state is unchanged.

@@ -63,6 +63,34 @@ fn settings(value: JsValue) -> Result<GenerationSettings, JsValue> {
 
 /// Makes Rust panics readable in the console (they still abort the module:
 /// the worker restarts it).
+/// The configuration formats `import_config` reads: name, label, an example.
+#[wasm_bindgen]
+pub fn config_dialects() -> Result<JsValue, JsValue> {
+    let list: Vec<serde_json::Value> = crate::dialect::Dialect::ALL
+        .iter()
+        .map(|d| serde_json::json!({"name": d.name(), "label": d.label(), "placeholder": d.placeholder()}))
+        .collect();
+    to_js(&list)
+}
+
+/// A configuration in an engine's words read into settings
+/// (`dialect::import`); `dialect` "" detects it; `base` gives the fields
+/// engines do not speak of; token ids are checked against `vocab_size` when
+/// it is given. Bad text throws, naming its line.
+#[wasm_bindgen]
+pub fn import_config(text: &str, dialect: &str, base: JsValue, vocab_size: Option<usize>) -> Result<JsValue, JsValue> {
+    let d = if dialect.trim().is_empty() { None } else { Some(crate::dialect::Dialect::from_name(dialect).map_err(err)?) };
+    let base = settings(base)?;
+    to_js(&crate::dialect::import(text, d, &base, vocab_size.unwrap_or(u32::MAX as usize)).map_err(err)?)
+}
+
+/// The settings in an engine's words (`dialect::export`).
+#[wasm_bindgen]
+pub fn export_config(settings_js: JsValue, dialect: &str) -> Result<JsValue, JsValue> {
+    let d = crate::dialect::Dialect::from_name(dialect).map_err(err)?;
+    to_js(&crate::dialect::export(&settings(settings_js)?, d))
+}
+
 #[wasm_bindgen]
 pub fn set_panic_hook() {
     console_error_panic_hook::set_once();
@@ -143,6 +171,26 @@ impl Playground {
     pub fn preview(&self, settings_js: JsValue) -> Result<JsValue, JsValue> {
         let s = settings(settings_js)?;
         to_js(&self.session.preview(&s).map_err(err)?)
+    }
+
+    /// Starts comparing two configurations over `runs` continuations of
+    /// `prompt` each (`Session::compare_start`); the worker calls
+    /// `compare_next` until the progress says finished, then `compare_finish`.
+    pub fn compare_start(&mut self, prompt: &str, settings_a: JsValue, settings_b: JsValue, runs: usize, max_new: usize) -> Result<JsValue, JsValue> {
+        let (a, b) = (settings(settings_a)?, settings(settings_b)?);
+        to_js(&self.session.compare_start(prompt, &a, &b, runs, max_new).map_err(err)?)
+    }
+
+    pub fn compare_next(&mut self) -> Result<JsValue, JsValue> {
+        to_js(&self.session.compare_next().map_err(err)?)
+    }
+
+    pub fn compare_finish(&mut self) -> Result<JsValue, JsValue> {
+        to_js(&self.session.compare_finish().map_err(err)?)
+    }
+
+    pub fn compare_cancel(&mut self) -> Result<(), JsValue> {
+        self.session.compare_cancel().map_err(err)
     }
 
     pub fn rewind(&mut self, n_generated: usize, settings_js: JsValue) -> Result<JsValue, JsValue> {
@@ -332,6 +380,18 @@ impl Previewer {
         let text = |id: u32| self.vocab.text(id).to_string();
         let vocab = crate::position::Vocabulary { size: self.vocab.len(), text: &text };
         to_js(&self.position.preview(&s, &vocab, &names).map_err(err)?)
+    }
+
+    /// Two configurations side by side here (`compare::side_by_side`).
+    pub fn compare(&self, settings_a: JsValue, settings_b: JsValue) -> Result<JsValue, JsValue> {
+        if !self.position.is_set() {
+            return Err(js_sys::Error::new("Previewer: no logits yet (call set_state after a step)").into());
+        }
+        let (a, b) = (settings(settings_a)?, settings(settings_b)?);
+        let names = |id: u32| (self.vocab.text(id).to_string(), self.vocab.display(id).to_string());
+        let text = |id: u32| self.vocab.text(id).to_string();
+        let vocab = crate::position::Vocabulary { size: self.vocab.len(), text: &text };
+        to_js(&crate::compare::side_by_side(&self.position, &a, &b, &vocab, &names).map_err(err)?)
     }
 }
 

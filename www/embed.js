@@ -3,6 +3,8 @@
 //   <script type="module" src="https://host/playground/embed.js"></script>
 //   <next-token-playground model="logits10" temperature="0.5" panels="dist,rules,entropy">
 //   </next-token-playground>
+// or two configurations compared (the compare panel's sides):
+//   <next-token-playground model="smollm2-135m" panels="dist,compare" a="llama_cpp:" b='hf:{"do_sample":true}'>
 // Any attribute the page understands (see state/url.js) is passed through.
 
 const PAGE = new URL("./index.html", import.meta.url);
@@ -12,7 +14,7 @@ const OWN = new Set(["width", "height", "title", "class", "style", "id"]);
 
 class NextTokenPlayground extends HTMLElement {
   static get observedAttributes() {
-    return ["model", "prompt", "panels", "temperature", "top_k", "top_p", "min_p", "seed", "steps", "chat", "width", "height"];
+    return ["model", "prompt", "panels", "temperature", "top_k", "top_p", "min_p", "seed", "steps", "chat", "a", "b", "width", "height"];
   }
 
   connectedCallback() { this.build(); }

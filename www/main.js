@@ -36,6 +36,8 @@ import { wireLayout } from "./panels/layout.js";
 import { wireKeyboard } from "./controls/keyboard.js";
 import { wireTour } from "./panels/tour.js";
 import { wireLessons } from "./lessons/lessons.js";
+import { wireConfigIo } from "./controls/config-io.js";
+import { wireCompare } from "./controls/compare.js";
 
 // The benchmarks' bookkeeping, only when they ask for it (before anything it times).
 if (new URLSearchParams(location.search).get("bench") === "1") await import("./bench/bench.js");
@@ -47,6 +49,7 @@ async function boot() {
   document.body.classList.toggle("embed", state.embed);
   for (const p of parsed.problems) say(p, "error");
   wireControls();
+  wireConfigIo();
   wireGeneration();
   wireEmbedCode();
   wireListButtons();
@@ -56,6 +59,7 @@ async function boot() {
   wireToyModels();
   wirePanelSwitches();
   wireInside();
+  wireCompare();
   addFigureButtons();
   wireLayout();
   wireKeyboard();

@@ -64,8 +64,9 @@ function assertClean(problems, where) {
 
 for (const colorScheme of /** @type {const} */ (["light", "dark"])) {
   test(`axe: the page after a few steps, each panel in its filled state (${colorScheme})`, async () => {
-    const { page, errors } = await open("?model=bard&steps=4&seed=7&tour=0&panels=output,dist,rules,entropy,kv,inside,beam,score,controls,model", { colorScheme });
+    const { page, errors } = await open("?model=bard&steps=4&seed=7&tour=0&panels=output,dist,rules,entropy,kv,inside,compare,beam,score,controls,model", { colorScheme });
     await page.waitForSelector("#p-inside .body[data-state=shown]", { state: "attached", timeout: 60000 });
+    await page.waitForSelector("#p-compare .body[data-state=shown]", { state: "attached", timeout: 60000 });
     // the beam search runs by itself on the toy model (or, when the last step's
     // time made it look slow on a busy machine, from the panel's button); wait for its tree
     const beam = await page.waitForSelector("#p-beam svg, #p-beam [data-action=beam-search]:not([hidden])", { timeout: 60000 });
@@ -92,6 +93,37 @@ for (const colorScheme of /** @type {const} */ (["light", "dark"])) {
     { width: 1280, height: 800, colorScheme });
     assert.equal(await page.$eval("#p-rules table", (t) => t.classList.contains("dense")), true);
     assertClean(await axeProblems(page), `the dense rules table (${colorScheme})`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+}
+
+for (const [width, colorScheme] of /** @type {const} */ ([[1300, "light"], [1300, "dark"], [390, "light"]])) {
+  test(`axe: the compare panel with a finished run, a side refused, an import's report and an export (${width} px, ${colorScheme})`, async () => {
+    const { page, errors } = await open(`?model=bard&tour=0&panels=output,dist,compare,controls&a=current&b=${encodeURIComponent("llama_cpp:--top-k 5\n--min-p 0")}`,
+      { width, height: 900, colorScheme });
+    await page.waitForSelector("#p-compare .body[data-state=shown]", { state: "attached", timeout: 60000 });
+    await page.fill("#cmp-runs", "3");
+    await page.fill("#cmp-max-new", "8");
+    await page.click("#btn-cmp-run");
+    await page.waitForSelector("#p-compare [data-slot=cmp-results][data-state=done]", { state: "attached", timeout: 60000 });
+    await page.click("#p-compare details.cmp-texts.a summary");
+    await page.click("#p-compare .cmp-side.b .cmp-filled summary");
+    // a paste refused beside B's box
+    await page.click("#p-compare .cmp-side.b .cmp-paste summary");
+    await page.fill("#cmp-b-text", "--top-k nope");
+    await page.click("#cmp-b-use");
+    await page.waitForFunction(() => document.querySelector("#cmp-b-msg").textContent.length > 0);
+    // an import's report and an export in the controls
+    if (width < 700) await page.click("#btn-more-controls");
+    await page.waitForFunction(() => document.querySelectorAll("#cfg-dialect option").length > 1);
+    await page.fill("#cfg-text", "--temp 0.7 --top-k 40");
+    await page.click("#btn-cfg-import");
+    await page.waitForSelector("#cfg-result .cfg-head");
+    await page.click("#btn-cfg-export");
+    await page.waitForFunction(() => document.querySelector("#cfg-export-text").value.length > 0);
+    assertClean(await axeProblems(page), `the compare panel (${width} px, ${colorScheme})`);
+    await screenshot(page, `a11y-compare-${width}-${colorScheme}`);
     assert.deepEqual(errors, []);
     await page.close();
   });

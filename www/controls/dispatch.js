@@ -36,6 +36,26 @@ export function onSetting(key, value, startedAt) {
 }
 
 /**
+ * Many settings at once (an imported configuration): the form, the chain
+ * builder and the URL follow, then what the changes need, once: a replay
+ * when one of them re-runs the model, else a preview, and a beam search
+ * when its settings moved.
+ * @param {Record<string, any>} values
+ * @returns {string[]} the keys whose values changed
+ */
+export function onSettings(values) {
+  const changed = Object.keys(values).filter((k) => JSON.stringify(values[k]) !== JSON.stringify(state.settings[k]));
+  store.replaceSettings(values);
+  updateUrl();
+  paintChips();
+  scheduleRender();
+  if (changed.some((k) => REPLAY_KEYS.has(k))) { if (!view.running) replay().catch(sayEngineError); return changed; }
+  if (changed.some((k) => BEAM_KEYS.has(k))) scheduleBeam();
+  if (changed.some((k) => !NO_PREVIEW_KEYS.has(k))) doPreview(performance.now());
+  return changed;
+}
+
+/**
  * Ban or unban a token.
  * @param {number} id
  */

@@ -2,7 +2,7 @@
 // Enter) on a generated token to rewind to it, the beam panel's Search
 // button, the prompt box and the KV cache switch.
 
-import { state, view, setPrompt } from "../state/store.js";
+import { state, view, setPrompt, subscribe } from "../state/store.js";
 import { updateUrl } from "../panels/url-sync.js";
 import { replayOrSay, stopRun, doStep, doRun, doRewind, doBeam } from "../engine/generation.js";
 import { doReset } from "../engine/model-load.js";
@@ -44,5 +44,6 @@ export function wireGeneration() {
 
   const cacheBox = /** @type {HTMLInputElement} */ ($("#ctl-use_cache"));
   cacheBox.checked = state.settings.use_cache;
+  subscribe("settings", () => { cacheBox.checked = state.settings.use_cache; });
   cacheBox.addEventListener("change", () => onSetting("use_cache", cacheBox.checked, performance.now()));
 }

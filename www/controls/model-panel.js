@@ -16,6 +16,8 @@ import { say } from "../panels/messages.js";
 import { $, makeEl, setText } from "../render/dom.js";
 
 store.subscribe("model", () => { fillModelPicker(); showModelPanel(); });
+// Settings put in force at once (an imported configuration) may turn chat mode on or off.
+store.subscribe("settings", () => { /** @type {HTMLInputElement} */ ($("#ctl-chat")).checked = state.settings.chat; });
 
 /** Fill the picker from the catalogue; a file that is not on the server cannot be picked. */
 export function fillModelPicker() {

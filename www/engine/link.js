@@ -6,7 +6,8 @@
 import { EngineClient, EngineError } from "./client.js";
 import { LocalPreviewer } from "./local-preview.js";
 import { say, showProgress } from "../panels/messages.js";
-import { engineSettings, takeTranscript } from "../state/store.js";
+import { state, engineSettings, takeTranscript } from "../state/store.js";
+import { scheduleRender } from "../panels/frame.js";
 
 /** Told when the worker dies (model-load.js restores the model). @type {(message: string, crashed: boolean) => void} */
 let diedHandler = () => {};
@@ -21,7 +22,11 @@ export function onEngineDied(fn) {
  * <body data-local-preview> says whether slider moves are answered here
  * (tests wait for it; the worker answers until then).
  */
-export const local = new LocalPreviewer((ready) => { document.body.dataset.localPreview = String(ready); }, engineSettings);
+export const local = new LocalPreviewer((ready) => {
+  document.body.dataset.localPreview = String(ready);
+  // The compare panel reads the rules on this thread only: it is drawn again once they answer.
+  if (ready && state.panels.includes("compare")) scheduleRender();
+}, engineSettings);
 
 export const client = new EngineClient(new URL("../worker/worker.js", import.meta.url), {
   onProgress: showProgress,

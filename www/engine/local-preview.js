@@ -7,6 +7,10 @@
 
 /** The wasm module, imported on first use (a failed import leaves the worker path). */
 let enginePromise = null;
+/** The module once instantiated, and who waits for it. */
+let engineLoaded = null;
+/** @type {((mod: any) => void)[]} */
+const engineWaiters = [];
 
 /**
  * @param {WebAssembly.Module} [compiled] the worker's compiled engine: instantiating it
@@ -15,9 +19,31 @@ let enginePromise = null;
 function loadEngine(compiled) {
   enginePromise ??= import("../pkg/nexttoken.js").then(async (mod) => {
     await mod.default(compiled instanceof WebAssembly.Module ? { module_or_path: compiled } : undefined);
+    engineLoaded = mod;
+    for (const fn of engineWaiters.splice(0)) fn(mod);
     return mod;
   });
   return enginePromise;
+}
+
+/**
+ * The engine's module on this thread, loading it if nothing has yet: its
+ * free functions (the configuration dialects: config_dialects,
+ * import_config, export_config) need no model.
+ * @returns {Promise<any>}
+ */
+export function engineModule() {
+  return loadEngine();
+}
+
+/**
+ * Call `fn` with the engine's module once it is instantiated on this thread
+ * (at once if it is), without loading it: the first model's vocabulary does,
+ * with the worker's compiled engine, so nothing compiles it a second time.
+ * @param {(mod: any) => void} fn
+ */
+export function whenEngineModule(fn) {
+  if (engineLoaded) fn(engineLoaded); else engineWaiters.push(fn);
 }
 
 export class LocalPreviewer {
@@ -38,6 +64,8 @@ export class LocalPreviewer {
     this.hasState = false;
     /** Counts vocabularies, so a slow wasm import cannot install an old one. */
     this.generation = 0;
+    /** Counts the states taken (and forgotten): what a cached answer was computed from. */
+    this.version = 0;
     /** A state that arrived before the previewer existed. @type {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }|null} */
     this.waitingState = null;
   }
@@ -50,6 +78,7 @@ export class LocalPreviewer {
   /** Forget everything (a model is loading, or the worker died). */
   invalidate() {
     this.generation++;
+    this.version++;
     this.previewer?.free?.();
     this.previewer = null;
     this.hasState = false;
@@ -100,6 +129,7 @@ export class LocalPreviewer {
       return superseded;
     }
     this.waitingState = null;
+    this.version++;
     let copied = null;
     try {
       this.previewer.set_state(pending.logits, pending.history, pending.position);
@@ -137,5 +167,15 @@ export class LocalPreviewer {
    */
   preview(settings) {
     return this.previewer.preview(settings);
+  }
+
+  /**
+   * Two configurations on the same raw logits, synchronously; throws the
+   * engine's readable Error when either is refused.
+   * @param {object} a engine settings @param {object} b engine settings
+   * @returns {any} the engine's comparison (kept sets, entropies, the token each draws with the same coin)
+   */
+  compare(a, b) {
+    return this.previewer.compare(a, b);
   }
 }

@@ -6,7 +6,7 @@
 
 import { view, previewPainted } from "../state/store.js";
 import { emit } from "../state/events.js";
-import { paintAll, paintBeam } from "./paint.js";
+import { paintAll, paintBeam, paintCompare } from "./paint.js";
 
 let renderQueued = false;
 /**
@@ -35,6 +35,27 @@ export function scheduleBeamPaint() {
   if (beamPaintQueued || renderQueued) return;
   beamPaintQueued = true;
   requestAnimationFrame(() => { beamPaintQueued = false; if (!renderQueued) paintBeam(); });
+}
+
+let comparePaintQueued = false;
+/** Repaint only the compare panel on the next frame (its runs' progress changes nothing else). */
+export function scheduleComparePaint() {
+  if (comparePaintQueued || renderQueued) return;
+  comparePaintQueued = true;
+  requestAnimationFrame(() => { comparePaintQueued = false; if (!renderQueued) paintCompare(); });
+}
+
+/**
+ * Work that must run before every paint of the panels, handed over by the
+ * engine's side (the compare panel's answer for the settings in force, which
+ * the move being painted may have changed): each computes what it needs, once
+ * per paint, and puts it in the store. @type {(() => void)[]}
+ */
+const beforePaint = [];
+
+/** @param {() => void} work run before each paint of the panels, after a waiting preview */
+export function beforeEachPaint(work) {
+  beforePaint.push(work);
 }
 
 /** Milliseconds of synchronous preview painting in the current frame. */
@@ -98,6 +119,7 @@ function paintWithinBudget(opts) {
 export function renderAll(opts = {}) {
   renderQueued = false;
   if (previewWork) { const work = previewWork; previewWork = null; work(); }
+  for (const work of beforePaint) work();
   paintAll(opts);
   const preview = view.previewShown;
   previewPainted();

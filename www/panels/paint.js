@@ -14,6 +14,7 @@ import { renderModelFacts } from "../render/model-facts.js";
 import { renderScore } from "../render/score.js";
 import { renderSpeed } from "../render/speed.js";
 import { renderChips } from "../render/chips.js";
+import { renderCompare } from "../render/compare.js";
 import { $, setText } from "../render/dom.js";
 
 /** The beam panel, when it is shown. */
@@ -27,6 +28,12 @@ export function paintInside() {
   if (!state.panels.includes("inside")) return;
   renderInside($("#p-inside .body"), { inside: view.inside, lens: view.insideLens, info: view.info,
     tokens: [...view.transcript.promptTokens, ...view.transcript.generated], focus: view.insideFocus, hover: view.insideHover });
+}
+
+/** The compare panel, when it is shown (its runs' progress repaints only it). */
+export function paintCompare() {
+  if (!state.panels.includes("compare")) return;
+  renderCompare($("#p-compare"), { compare: view.compare, sides: state.compare, ready: view.ready, running: view.running });
 }
 
 /**
@@ -62,6 +69,7 @@ export function paintAll({ previewOnly = false } = {}) {
       cacheCheck: r?.cache_check ?? null, useCache: state.settings.use_cache, window: view.info?.sliding_window ?? null });
   }
   if (shown.has("inside") && !previewOnly) paintInside();
+  if (shown.has("compare")) paintCompare();
   if (!previewOnly) paintBeam();
   if (shown.has("score") && !previewOnly) {
     renderScore($("#p-score .body"), { score: view.score, busy: view.scoreBusy, selected: view.scoreSelected });

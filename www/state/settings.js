@@ -108,6 +108,9 @@ export const CHOICE_CONTROLS = [
     ...engineChoice("penalty_mode", { per_token: "once per token (Hugging Face)", per_occurrence: "once per occurrence (course demo)" }) },
   { label: "At the context limit", group: "run",
     ...engineChoice("context_policy", { error: "stop", sliding: "slide: drop the oldest tokens, keep the newest ¾" }) },
+  // What top-k does with tokens tied with the k-th (Hugging Face keeps them all).
+  ...(ENGINE.choices.some((c) => c.key === "ties") ? [{ label: "Top-k at a tie", group: "samplers",
+    ...engineChoice("ties", { by_id: "top-k: the lower id stays (exactly k)", keep_tied: "top-k: every token tied with the k-th stays (Hugging Face)" }) }] : []),
 ];
 
 /**
@@ -281,7 +284,10 @@ export const PAGE_DEFAULTS = { stop: ["\n\n"] };
  */
 export function checkNumber(c, v) {
   if (!Number.isFinite(v)) return `${c.label}: not a number`;
-  if (v < c.min || v > c.max) return `${c.label} must be between ${c.min} and ${c.max}`;
+  if (v < c.min || v > c.max) {
+    // An end at the largest double is the engine's "no end" (any finite value).
+    return c.max >= Number.MAX_VALUE ? `${c.label} must be at least ${c.min}` : `${c.label} must be between ${c.min} and ${c.max}`;
+  }
   if (c.integer && !Number.isInteger(v)) return `${c.label} must be a whole number`;
   const more = c.extra ? c.extra(v) : null;
   return more ? `${c.label}: ${more}` : null;
@@ -319,6 +325,24 @@ export function toEngineSettings(s, opts = {}) {
   out.sequence_bias = s.sequence_bias.map(([ids, b]) => [ids.slice(), b]);
   out.top_n = ENGINE.defaults.top_n;
   if (opts.beam) out.max_new = s.beam_len;
+  return out;
+}
+
+/**
+ * The page's settings from an engine settings object (an imported
+ * configuration's): every setting the page holds that the object has, the
+ * page's own controls (bias amount, beam length) and the reports' length
+ * left as they are.
+ * @param {Record<string, any>} engine a complete settings object (import_config's)
+ * @returns {Record<string, any>} the values to put in force
+ */
+export function fromEngineSettings(engine) {
+  const out = {};
+  const local = new Set(NUMBER_CONTROLS.filter((c) => c.local).map((c) => c.key));
+  for (const key of Object.keys(makeDefaultSettings())) {
+    if (local.has(key) || key === "top_n" || !(key in engine)) continue;
+    out[key] = structuredClone(engine[key]);
+  }
   return out;
 }
 

@@ -37,6 +37,7 @@ export const view = {
   insideLens: null,      // the latest InsideReport with a logit lens: inside itself, or during a run an earlier one
   insideFocus: { layer: 0, head: 0 },   // the inside panel's chosen layer and query head
   insideHover: null,     // { layer, head } under the pointer, shown instead of the focus while there
+  compare: emptyCompare(),   // the compare panel: its sides read, the next token under both, the runs
   running: false,
   userStopped: false,
   loading: false,
@@ -50,6 +51,22 @@ export const view = {
  */
 function emptyTranscript() {
   return { promptTokens: [], generated: [], text: "" };
+}
+
+/**
+ * The compare panel's view: each side as read (its settings, how the engine
+ * read its text, what its defaults filled in, its notes, or why it was
+ * refused), the next token under both configurations (Previewer.compare),
+ * and the runs of continuations in the worker.
+ */
+function emptyCompare() {
+  return {
+    sides: { a: null, b: null },
+    sidesKey: "",      // what runs of the sides as they are now would be computed from (a run's asked.key)
+    step: null,        // Previewer.compare's report for the pending position
+    stepProblem: null, // why there is none: a side refused, or the engine on this thread not ready
+    run: { busy: false, progress: null, result: null, ended: null, asked: null },
+  };
 }
 
 /** The model catalogue (models/index.json and the built-in models), filled at boot. */
@@ -134,6 +151,15 @@ export function setSteps(n) {
 /** @param {string[]} panels the panels shown */
 export function setPanels(panels) {
   state.panels = panels;
+}
+
+/**
+ * One side of the compare panel becomes this configuration (the link says it).
+ * @param {"a"|"b"} which
+ * @param {import("./url.js").CompareSide} side
+ */
+export function setCompareSide(which, side) {
+  state.compare[which] = { dialect: side.dialect, text: side.text };
 }
 
 /** @param {number[]|null} logits lesson 21's vector as edited (null: the course's) */
@@ -286,6 +312,7 @@ export function forgetModelViews() {
   view.insideLens = null;
   view.insideFocus = { layer: 0, head: 0 };
   view.insideHover = null;
+  view.compare = emptyCompare();
 }
 
 /** @param {boolean} edited the engine holds a vector other than the course's */
@@ -454,4 +481,48 @@ export function setTrainBusy(busy) {
 /** @param {any} result the retraining's curve */
 export function trainDone(result) {
   view.train = result;
+}
+
+// ---- The compare panel (engine/compare.js) ----
+
+/**
+ * How each side was read against the page's settings in force.
+ * @param {{ a: any, b: any }} sides each { settings, label, dialect, filled, notes, problem, pending }
+ * @param {string} key what runs of them would be computed from (their settings and the prompt)
+ */
+export function takeCompareSides(sides, key) {
+  view.compare.sides = sides;
+  view.compare.sidesKey = key;
+}
+
+/**
+ * The next token under both configurations, or why there is none.
+ * @param {any} step Previewer.compare's report, or null
+ * @param {string|null} problem
+ */
+export function takeCompareStep(step, problem) {
+  view.compare.step = step;
+  view.compare.stepProblem = problem;
+}
+
+/**
+ * Runs of continuations start in the worker.
+ * @param {{ runs: number, maxNew: number, labels: { a: string, b: string }, prompt: string, key: string }} asked
+ */
+export function compareRunStarted(asked) {
+  view.compare.run = { busy: true, progress: null, result: null, ended: null, asked };
+}
+
+/** @param {{ done_runs: number, total_runs: number, tokens: number }} p how far the runs have got */
+export function compareRunProgressed(p) {
+  view.compare.run.progress = { done_runs: p.done_runs, total_runs: p.total_runs, tokens: p.tokens };
+}
+
+/**
+ * The runs ended: their statistics and texts, or why there are none.
+ * @param {any} result compare_finish's report, or null
+ * @param {string|null} ended null when they finished, else what ended them (a cancel, an error)
+ */
+export function compareRunEnded(result, ended) {
+  view.compare.run = { ...view.compare.run, busy: false, result, ended };
 }

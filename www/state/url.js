@@ -11,12 +11,13 @@ import {
 const paramOf = (/** @type {{ key: string, param?: string }} */ c) => c.param ?? c.key;
 
 /** Every panel the page knows, in display order. */
-export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "inside", "beam", "score", "controls", "model"];
+export const PANEL_KEYS = ["output", "dist", "rules", "entropy", "kv", "inside", "compare", "beam", "score", "controls", "model"];
 /**
  * Panels off unless a link or a switch asks for them: "inside" makes the
- * engine compute every layer's attention and logit lens at each step.
+ * engine compute every layer's attention and logit lens at each step;
+ * "compare" runs the rules twice more on every move (an engineer's tool).
  */
-const OPT_IN_PANELS = ["inside"];
+const OPT_IN_PANELS = ["inside", "compare"];
 /** Panels shown when the URL does not say. */
 export const DEFAULT_PANELS = PANEL_KEYS.filter((k) => !OPT_IN_PANELS.includes(k));
 /** Panels of an embed whose URL does not say (no model picker: the lesson fixed it). */
@@ -36,7 +37,74 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  * @property {{ name: string }|null} file  a model opened from the user's disk (not in links)
  * @property {string|null} lesson    the course preset shown (lessons/presets.js checks the name)
  * @property {string|null} kv    the KV cache's numbers, one of KV_TYPES; null = the model's own (f16 for a GGUF file)
+ * @property {{ a: CompareSide, b: CompareSide }} compare  the compare panel's two configurations
  */
+
+/**
+ * One side of the compare panel: the page's settings as they move
+ * (dialect null), or a configuration as text in an engine's own words
+ * (`dialect`: one of the engine's config_dialects() names, which the engine
+ * reads, or "page": the page's own URL parameters, a snapshot of its
+ * settings that no engine's words could hold exactly).
+ * In a link: `a=current`, or the dialect, a colon and the text (`a=llama_cpp:--temp 0.7`).
+ * @typedef {{ dialect: string|null, text: string }} CompareSide
+ */
+
+/** The sides when the link names none: the page's settings against llama.cpp's defaults. */
+export const DEFAULT_COMPARE = Object.freeze({
+  a: Object.freeze({ dialect: null, text: "" }),
+  b: Object.freeze({ dialect: "llama_cpp", text: "" }),
+});
+/** The dialect of a snapshot of the page's own settings (its URL parameters). */
+export const PAGE_DIALECT = "page";
+/** The longest configuration text a side takes (the engine's own limit on a paste). */
+export const MAX_CONFIG_CHARS = 64 * 1024;
+
+/**
+ * A side as a link writes it.
+ * @param {CompareSide} side
+ * @returns {string}
+ */
+export function formatSide(side) {
+  return side.dialect === null ? "current" : `${side.dialect}:${side.text}`;
+}
+
+/**
+ * A side from a link's value.
+ * @param {string} raw
+ * @returns {{ side: CompareSide } | { problem: string }}
+ */
+export function parseSide(raw) {
+  if (raw === "current") return { side: { dialect: null, text: "" } };
+  const m = /^([a-z][a-z0-9_]{0,23}):/.exec(raw);
+  if (!m) return { problem: "must be current, or a format's name, a colon and the configuration (llama_cpp:--temp 0.7)" };
+  const text = raw.slice(m[0].length);
+  if (text.length > MAX_CONFIG_CHARS) return { problem: `the configuration has ${text.length.toLocaleString("en")} characters, more than ${MAX_CONFIG_CHARS.toLocaleString("en")}` };
+  return { side: { dialect: m[1], text } };
+}
+
+/**
+ * The settings part of a view's query (what a "page" side holds): every
+ * setting that differs from the page's default, as URL parameters.
+ * @param {Record<string, any>} settings
+ * @returns {string} without the "?"
+ */
+export function formatSettingsQuery(settings) {
+  const q = new URLSearchParams();
+  writeSettings(q, settings);
+  return q.toString();
+}
+
+/**
+ * A "page" side's settings: its parameters read as a link's, from the
+ * page's defaults; what was wrong with them is said, never thrown.
+ * @param {string} text
+ * @returns {{ settings: Record<string, any>, problems: string[] }}
+ */
+export function parseSettingsQuery(text) {
+  const { state, problems } = parseQuery(`?${text.replace(/^\?/, "")}`);
+  return { settings: state.settings, problems };
+}
 
 /**
  * Every parameter the page reads: the ones parsed here, and two read by
@@ -46,7 +114,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
 export const KNOWN_PARAMETERS = new Set([
   "model", "prompt", "embed", ...NUMBER_CONTROLS.map(paramOf), ...CHOICE_CONTROLS.map((c) => c.key),
   "chain", "dry_sequence_breaker", "sequence_bias", "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
-  "lesson", "kv_type",
+  "lesson", "kv_type", "a", "b",
 ]);
 /** The KV cache's numbers a page may ask the engine for (the engine's list: KvPrecision::ALL). */
 export const KV_TYPES = ENGINE.kv_types;
@@ -93,7 +161,8 @@ function parameterProblems(q) {
  */
 export function makeDefaultState() {
   return { model: null, prompt: null, settings: makeDefaultSettings(), panels: DEFAULT_PANELS.slice(),
-    embed: false, steps: 0, logits: null, next: false, file: null, lesson: null, kv: null };
+    embed: false, steps: 0, logits: null, next: false, file: null, lesson: null, kv: null,
+    compare: { a: { ...DEFAULT_COMPARE.a }, b: { ...DEFAULT_COMPARE.b } } };
 }
 
 /**
@@ -200,6 +269,12 @@ export function parseQuery(search) {
     if (/^[a-z0-9.-]{1,40}$/.test(name)) state.lesson = name;
     else problems.push(`lesson=${shortName(name)} is not a lesson name; ignored`);
   }
+  for (const key of /** @type {const} */ (["a", "b"])) {
+    if (!q.has(key)) continue;
+    const parsed = parseSide(q.get(key));
+    if ("problem" in parsed) problems.push(`${key}=${shortName(q.get(key))}: ${parsed.problem}; using ${formatSide(DEFAULT_COMPARE[key])}`);
+    else state.compare[key] = parsed.side;
+  }
   if (q.has("panels")) {
     const names = q.get("panels").split(",").map((x) => x.trim()).filter(Boolean);
     const unknown = names.filter((n) => !PANEL_KEYS.includes(n));
@@ -218,37 +293,50 @@ export function parseQuery(search) {
  */
 export function formatQuery(state) {
   const q = new URLSearchParams();
-  const d = makeDefaultState();
   if (state.model) q.set("model", state.model);
   if (state.kv) q.set("kv_type", state.kv);
   if (state.prompt !== null) q.set("prompt", state.prompt);
-  for (const c of NUMBER_CONTROLS) if (state.settings[c.key] !== c.def) q.set(paramOf(c), String(state.settings[c.key]));
-  for (const c of CHOICE_CONTROLS) if (state.settings[c.key] !== c.def) q.set(c.key, state.settings[c.key]);
-  if (state.settings.chain.length) q.set("chain", state.settings.chain.join(","));
-  if (state.settings.sequence_bias.length) q.set("sequence_bias", formatSequenceBias(state.settings.sequence_bias, ";"));
-  const breakers = state.settings.dry_sequence_breakers;
-  if (JSON.stringify(breakers) !== JSON.stringify(d.settings.dry_sequence_breakers)) {
-    if (breakers.length === 0) q.set("dry_sequence_breaker", "");
-    for (const b of breakers) q.append("dry_sequence_breaker", b);
-  }
-  if (!state.settings.use_cache) q.set("use_cache", "0");
-  if (state.settings.chat) q.set("chat", "1");
-  const stops = state.settings.stop;
-  if (JSON.stringify(stops) !== JSON.stringify(d.settings.stop)) {
-    if (stops.length === 0) q.set("nostop", "1");
-    for (const st of stops) q.append("stop", st);
-  }
-  if (state.settings.banned.length) q.set("banned", state.settings.banned.join(","));
-  if (state.settings.logit_bias.length) q.set("bias", state.settings.logit_bias.map(([i, b]) => `${i}:${b}`).join(","));
+  writeSettings(q, state.settings);
   if (state.steps) q.set("steps", String(state.steps));
   if (state.steps && state.next) q.set("show", "next");
   if (state.logits) q.set("logits", state.logits.join(","));
   if (state.embed) q.set("embed", "1");
   if (state.lesson) q.set("lesson", state.lesson);
+  for (const key of /** @type {const} */ (["a", "b"])) {
+    const side = state.compare?.[key] ?? DEFAULT_COMPARE[key];
+    if (formatSide(side) !== formatSide(DEFAULT_COMPARE[key])) q.set(key, formatSide(side));
+  }
   // An embed always names its panels (its default differs from the page's).
   if (state.embed || state.panels.join(",") !== DEFAULT_PANELS.join(",")) q.set("panels", state.panels.join(","));
   const text = q.toString();
   return text ? `?${text}` : "";
+}
+
+/**
+ * Every setting that differs from the page's default, as URL parameters.
+ * @param {URLSearchParams} q
+ * @param {Record<string, any>} settings
+ */
+function writeSettings(q, settings) {
+  const d = makeDefaultSettings();
+  for (const c of NUMBER_CONTROLS) if (settings[c.key] !== c.def) q.set(paramOf(c), String(settings[c.key]));
+  for (const c of CHOICE_CONTROLS) if (settings[c.key] !== c.def) q.set(c.key, settings[c.key]);
+  if (settings.chain.length) q.set("chain", settings.chain.join(","));
+  if (settings.sequence_bias.length) q.set("sequence_bias", formatSequenceBias(settings.sequence_bias, ";"));
+  const breakers = settings.dry_sequence_breakers;
+  if (JSON.stringify(breakers) !== JSON.stringify(d.dry_sequence_breakers)) {
+    if (breakers.length === 0) q.set("dry_sequence_breaker", "");
+    for (const b of breakers) q.append("dry_sequence_breaker", b);
+  }
+  if (!settings.use_cache) q.set("use_cache", "0");
+  if (settings.chat) q.set("chat", "1");
+  const stops = settings.stop;
+  if (JSON.stringify(stops) !== JSON.stringify(d.stop)) {
+    if (stops.length === 0) q.set("nostop", "1");
+    for (const st of stops) q.append("stop", st);
+  }
+  if (settings.banned.length) q.set("banned", settings.banned.join(","));
+  if (settings.logit_bias.length) q.set("bias", settings.logit_bias.map(([i, b]) => `${i}:${b}`).join(","));
 }
 
 /**
@@ -259,6 +347,7 @@ export function formatQuery(state) {
  */
 const DROPPABLE = [
   { what: "prompt", drop: (st) => ({ ...st, prompt: null, steps: 0, next: false }) },
+  { what: "compared configurations", drop: (st) => ({ ...st, compare: { a: { ...DEFAULT_COMPARE.a }, b: { ...DEFAULT_COMPARE.b } } }) },
   { what: "stop strings", drop: (st) => ({ ...st, settings: { ...st.settings, stop: makeDefaultSettings().stop } }) },
   { what: "banned tokens", drop: (st) => ({ ...st, settings: { ...st.settings, banned: [] } }) },
   { what: "logit biases", drop: (st) => ({ ...st, settings: { ...st.settings, logit_bias: [] } }) },

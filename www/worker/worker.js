@@ -84,6 +84,8 @@ async function handle(msg) {
   // Anything that uses the model ends a beam search in progress: the next
   // change cancels it (previews and a run's new settings do not touch it).
   if (!KEEPS_BEAM.has(type)) cancelBeam();
+  // The same for runs of compared configurations (the engine ends them too).
+  if (!KEEPS_COMPARE.has(type)) cancelCompare(`stopped: ${USES_OF_THE_MODEL[type] ?? `a ${type} request used the model`}`);
   if (type === "load") { insideWanted = !!msg.inside; return load(id, msg.model, msg.kv_type); }
   if (type === "stop") return stop(id);
   if (!pg) throw new Error("no model is loaded yet");
@@ -110,6 +112,8 @@ async function handle(msg) {
     }
     case "run": return run(id, msg.settings);
     case "inside": return inside(id, !!msg.on);
+    case "compare": return compare(id, msg);
+    case "compare_cancel": cancelCompare("cancelled"); return reply(id, { kind: "compare_cancelled" });
     default: throw new Error(`unknown request type "${type}"`);
   }
 }
@@ -382,6 +386,15 @@ function runLens() {
 
 /** Requests that leave a beam search in progress alone. */
 const KEEPS_BEAM = new Set(["preview", "run_settings", "stop"]);
+/** Requests that leave runs of compared configurations alone (compare_cancel ends them itself). */
+const KEEPS_COMPARE = new Set(["preview", "run_settings", "stop", "compare_cancel"]);
+/** What ended runs of compared configurations, in the page's words. */
+const USES_OF_THE_MODEL = {
+  load: "another model was loaded", reset: "a new prompt started", step: "a Step used the model", run: "a Run used the model",
+  rewind: "a step back used the model", beam: "a beam search used the model", score: "scoring a text used the model",
+  set_logits: "new logits were set", train: "the model was retrained", inside: "the inside panel used the model",
+  compare: "new runs started",
+};
 
 /**
  * Keep a logits array the page is done with, for the next report (no reply).
@@ -438,4 +451,55 @@ function stop(id) {
   }
   stopWanted = true;
   stopWaiters.push(id);
+}
+
+/** The runs of compared configurations in progress: their request id, and whether (and why) they were cancelled. */
+let compareJob = null;
+/** How often the runs' progress is posted (a toy model's tokens come far faster than a frame). */
+const COMPARE_PROGRESS_MS = 50;
+
+/**
+ * Runs of continuations under two configurations, from the same prompt with
+ * the same seeds: one token per engine call with a yield in between, as the
+ * beam search, so the page stays answered and a later request cancels them.
+ * Intermediate replies `compare_progress { done_runs, total_runs, tokens }`;
+ * the last is `compare { result }`, or `compare { result: null, cancelled:
+ * true, why }`. The session's own state is left as it was.
+ * @param {number} id
+ * @param {{ prompt: string, settings_a: object, settings_b: object, runs: number, max_new: number }} msg
+ */
+async function compare(id, msg) {
+  if (typeof pg.compare_start !== "function") throw new Error("this engine build cannot compare configurations (no compare_start): rebuild www/pkg with pkg-scripts/build");
+  const job = { id, cancelled: false, why: "" };
+  compareJob = job;
+  const t0 = performance.now();
+  try {
+    let progress = pg.compare_start(msg.prompt, msg.settings_a, msg.settings_b, msg.runs, msg.max_new);
+    let posted = -Infinity;
+    while (!progress.finished) {
+      if (performance.now() - posted >= COMPARE_PROGRESS_MS) {
+        posted = performance.now();
+        self.postMessage({ id, type: "report", kind: "compare_progress", done_runs: progress.done_runs,
+          total_runs: progress.total_runs, tokens: progress.tokens, final: false });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (job.cancelled) return reply(id, { kind: "compare", result: null, cancelled: true, why: job.why });
+      progress = pg.compare_next();
+    }
+    return reply(id, { kind: "compare", result: pg.compare_finish(), ms: performance.now() - t0 });
+  } finally {
+    if (compareJob === job) compareJob = null;
+  }
+}
+
+/**
+ * Ends the runs of compared configurations in progress, if any (their request answers `cancelled`).
+ * @param {string} why said to the page
+ */
+function cancelCompare(why) {
+  if (!compareJob) return;
+  compareJob.cancelled = true;
+  compareJob.why = why;
+  compareJob = null;
+  pg?.compare_cancel?.();
 }

@@ -3,6 +3,7 @@
 // <!-- bench:begin --> and <!-- bench:end -->, and the change since the
 // previous run. Run alone it re-renders the last results without measuring:
 //   node pkg-scripts/bench-report.mjs [--write]   (reads target/bench/latest.json)
+// (Over 400 lines: one job, BENCHMARKS.md from the bench's JSON: each table's rows and their ratios, written in one place so the file's words match the numbers.)
 
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";

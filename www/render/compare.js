@@ -8,6 +8,7 @@
 // coin. For runs of continuations: the progress, a table and a chart of
 // their statistics, and the texts, collapsed. A is blue and B vermillion
 // (Okabe–Ito), always with its letter.
+// (Over 400 lines: one panel's drawing, its step table, runs table, chart and continuations, which share the side colours and formatters; its controls and engine side are their own files.)
 
 import { makeEl, makeSvg, setText, setAttr, syncChildren, ensureSlot } from "./dom.js";
 import { formatProb, formatProbShort, formatBits, formatCount, labelStage, OKABE_ITO } from "./format.js";

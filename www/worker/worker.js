@@ -6,6 +6,7 @@
 // (the protocol's one text): requests in, replies with the request's id out,
 // a report's `pending` logits for the page's own Previewer, the `vocab`
 // message after a load's first report.
+// (Over 400 lines: the worker's one job is the message loop over the engine; every request kind is a short handler here so the protocol reads in one place, see PROTOCOL.md.)
 
 import init, { FileBuffer, Playground, set_panic_hook } from "../pkg/nexttoken.js";
 import { fetchModelFiles, fetchCachedBytes, forgetCached, readUserFile } from "./downloads.js";

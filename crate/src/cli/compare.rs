@@ -9,7 +9,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::model_arg::ModelArgs;
-use super::rule_args::read_config;
+use super::config::read_config;
 use crate::compare::{CompareReport, SideBySide};
 use crate::dialect::{self, Dialect, Imported};
 use crate::error::{Error, Result};

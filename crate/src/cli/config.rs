@@ -6,8 +6,7 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::rule_args::{read_config, tell_import};
-use crate::dialect::{self, Dialect};
+use crate::dialect::{self, Dialect, Imported, MAX_CONFIG_BYTES};
 use crate::error::{Error, Result};
 
 #[derive(Args, Debug)]
@@ -39,4 +38,26 @@ pub fn run(args: ConfigArgs) -> Result<()> {
         exported.text
     };
     std::io::stdout().lock().write_all(format!("{out}\n").as_bytes()).map_err(|e| Error::new(format!("cannot write to stdout: {e}")))
+}
+
+/// A configuration file's text, its size checked before it is read.
+pub fn read_config(path: &std::path::Path) -> Result<String> {
+    let len = std::fs::metadata(path).map_err(|e| Error::new(format!("--config {}: {e}", path.display())))?.len();
+    if len > MAX_CONFIG_BYTES as u64 {
+        crate::bail!("--config {}: the file is {len} bytes; a configuration is at most {} KB", path.display(), MAX_CONFIG_BYTES / 1024);
+    }
+    std::fs::read_to_string(path).map_err(|e| Error::new(format!("--config {}: {e}", path.display())))
+}
+
+/// Says on stderr what an imported configuration filled in and its notes.
+pub fn tell_import(imported: &Imported) {
+    eprintln!("config: read as {}", imported.read_as);
+    if !imported.filled.is_empty() {
+        let filled: Vec<String> = imported.filled.iter().map(|f| format!("{} {}", f.engine_key, f.value)).collect();
+        eprintln!("config: {}'s defaults filled in: {}", imported.filled[0].engine, filled.join(", "));
+    }
+    for n in &imported.notes {
+        let at = if n.line == 0 { String::new() } else { format!(" line {}", n.line) };
+        eprintln!("config{at}: {}", n.message);
+    }
 }

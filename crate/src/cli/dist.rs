@@ -40,7 +40,7 @@ pub fn run(args: DistArgs) -> Result<()> {
     };
     let (settings, imported) = args.rules.to_generation(Default::default())?;
     if let Some(imported) = &imported {
-        super::rule_args::tell_import(imported);
+        super::config::tell_import(imported);
     }
     let settings = settings.rules;
     let raw = RawDistribution::new(logits.clone())?;

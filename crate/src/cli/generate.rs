@@ -79,7 +79,7 @@ pub fn settings_from(args: &GenerateArgs) -> Result<GenerationSettings> {
     };
     let (mut s, imported) = args.rules.to_generation(base)?;
     if let Some(imported) = &imported {
-        super::rule_args::tell_import(imported);
+        super::config::tell_import(imported);
         s.seed = args.seed.unwrap_or(s.seed);
         s.max_new = args.max_new.unwrap_or(s.max_new);
         if !args.stop.is_empty() {

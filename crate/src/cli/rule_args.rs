@@ -4,6 +4,7 @@
 //! field has its flag with no edit here; the ranges are checked by the
 //! engine, not here. The flags that are not one number (lists, names, a
 //! switch) are `OtherArgs`, each shown after the number it goes with.
+//! (Over 400 lines: one job, the rule flags: made from the fields, the list flags parsed, `--config` laid under them, and their tests.)
 
 use std::path::PathBuf;
 
@@ -12,7 +13,8 @@ use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, value_pars
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
-use crate::dialect::{Dialect, Imported, MAX_CONFIG_BYTES};
+use crate::dialect::{Dialect, Imported};
+use super::config::read_config;
 use crate::rules::{Field, Order, PenaltyMode, RULE_FIELDS, RuleSettings, Slot, StageKind};
 use crate::settings::GenerationSettings;
 use crate::schema::SettingsTable;
@@ -267,28 +269,6 @@ impl RuleArgs {
             r.ties = flags.ties;
         }
         Ok((s, Some(imported)))
-    }
-}
-
-/// A configuration file's text, its size checked before it is read.
-pub fn read_config(path: &std::path::Path) -> Result<String> {
-    let len = std::fs::metadata(path).map_err(|e| Error::new(format!("--config {}: {e}", path.display())))?.len();
-    if len > MAX_CONFIG_BYTES as u64 {
-        crate::bail!("--config {}: the file is {len} bytes; a configuration is at most {} KB", path.display(), MAX_CONFIG_BYTES / 1024);
-    }
-    std::fs::read_to_string(path).map_err(|e| Error::new(format!("--config {}: {e}", path.display())))
-}
-
-/// Says on stderr what an imported configuration filled in and its notes.
-pub fn tell_import(imported: &Imported) {
-    eprintln!("config: read as {}", imported.read_as);
-    if !imported.filled.is_empty() {
-        let filled: Vec<String> = imported.filled.iter().map(|f| format!("{} {}", f.engine_key, f.value)).collect();
-        eprintln!("config: {}'s defaults filled in: {}", imported.filled[0].engine, filled.join(", "));
-    }
-    for n in &imported.notes {
-        let at = if n.line == 0 { String::new() } else { format!(" line {}", n.line) };
-        eprintln!("config{at}: {}", n.message);
     }
 }
 

@@ -8,12 +8,12 @@ use serde_json::{Value, json};
 
 use super::engines::Engine;
 use super::json_text::{Entry, kwargs_entries, looks_like_kwargs, object_entries};
-use super::llama_flags::edit_distance;
+use super::llama_flag_names::edit_distance;
 use super::reading::{Reading, show};
 use super::{Dialect, Exported, Imported, Note};
 use crate::error::Result;
 use crate::rules::{Order, PenaltyMode, RuleSettings, StageKind, Ties};
-use crate::settings::{GenerationSettings, MAX_ALPHA, MAX_BEAMS, MAX_NEW};
+use crate::settings::{GenerationSettings, MAX_ALPHA, MAX_BEAMS};
 
 /// Keys read into a rule: `(key, our key)`; the warpers (`do_sample` only).
 const WARPERS: &[&str] = &["temperature", "top_k", "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff"];
@@ -193,15 +193,7 @@ pub(super) fn import(text: &str, base: &GenerationSettings) -> Result<Imported> 
                     banned.extend(ids(line, key, value)?);
                 }
             }
-            "max_new_tokens" => match value.as_u64() {
-                Some(n) if n as usize > MAX_NEW => {
-                    r.note(line, key, format!("max_new_tokens {n}: a run here makes at most {MAX_NEW} tokens"));
-                    r.set(line, key, "max_new", json!(MAX_NEW))?;
-                }
-                Some(n) => r.set(line, key, "max_new", json!(n))?,
-                None if value.is_null() => {}
-                None => crate::bail!("line {line}: max_new_tokens {value}: expected a whole number"),
-            },
+            "max_new_tokens" => r.set_max_new(line, key, value)?,
             "num_beams" => match value.as_u64() {
                 Some(1) | None if value.is_null() || value == &json!(1) => {}
                 Some(n) if (2..=MAX_BEAMS as u64).contains(&n) => {

@@ -7,10 +7,11 @@
 use serde_json::json;
 
 use super::engines::{Engine, LLAMA_SEQUENCE};
+use super::llama_flag_names::{Flag, SAMPLER_NAMES, flag_of, nearest_flag, sampler_named};
 use super::reading::{Reading, show};
-use super::{Dialect, Exported, Imported, Note};
+use super::{Dialect, Imported};
 use crate::error::{Error, Result};
-use crate::rules::{PenaltyMode, StageKind, Ties};
+use crate::rules::StageKind;
 use crate::settings::{GenerationSettings, MAX_NEW};
 
 /// llama.cpp's seed meaning "a random seed each run" (`LLAMA_DEFAULT_SEED`).
@@ -85,156 +86,6 @@ pub(super) fn starts_with_program(text: &str) -> bool {
     let first = text.split_whitespace().next().unwrap_or("");
     let name = first.rsplit('/').next().unwrap_or(first);
     name.starts_with("llama") || name == "main" || name == "server"
-}
-
-/// What a flag does.
-#[derive(Clone, Copy)]
-pub(super) enum Flag {
-    /// Sets one number of the rules (our key).
-    Number(&'static str),
-    Temperature,
-    TopK,
-    TopP,
-    MinP,
-    Typical,
-    RepeatLastN,
-    TopNSigma,
-    Samplers,
-    SamplingSeq,
-    LogitBias,
-    DryBreaker,
-    Seed,
-    NPredict,
-    ReversePrompt,
-    /// A decoding flag the playground cannot express (its reason).
-    Unexpressed(&'static str, bool),
-    /// Not a decoding setting (takes a value or not): noted and ignored.
-    Other(bool),
-}
-
-/// Every flag read, by its names.
-const FLAGS: &[(&[&str], Flag)] = &[
-    (&["--temp", "--temperature"], Flag::Temperature),
-    (&["--top-k"], Flag::TopK),
-    (&["--top-p"], Flag::TopP),
-    (&["--min-p"], Flag::MinP),
-    (&["--typical", "--typical-p"], Flag::Typical),
-    (&["--repeat-penalty"], Flag::Number("repetition_penalty")),
-    (&["--repeat-last-n"], Flag::RepeatLastN),
-    (&["--presence-penalty"], Flag::Number("presence_penalty")),
-    (&["--frequency-penalty"], Flag::Number("frequency_penalty")),
-    (&["--dry-multiplier"], Flag::Number("dry_multiplier")),
-    (&["--dry-base"], Flag::Number("dry_base")),
-    (&["--dry-allowed-length"], Flag::Number("dry_allowed_length")),
-    (&["--dry-penalty-last-n"], Flag::Number("dry_penalty_last_n")),
-    (&["--dry-sequence-breaker"], Flag::DryBreaker),
-    (&["--xtc-probability"], Flag::Number("xtc_probability")),
-    (&["--xtc-threshold"], Flag::Number("xtc_threshold")),
-    (&["--top-nsigma", "--top-n-sigma"], Flag::TopNSigma),
-    (&["--mirostat"], Flag::Number("mirostat")),
-    (&["--mirostat-lr"], Flag::Number("mirostat_eta")),
-    (&["--mirostat-ent"], Flag::Number("mirostat_tau")),
-    (&["--samplers"], Flag::Samplers),
-    (&["--sampling-seq", "--sampler-seq"], Flag::SamplingSeq),
-    (&["-l", "--logit-bias"], Flag::LogitBias),
-    (&["-s", "--seed"], Flag::Seed),
-    (&["-n", "--n-predict", "--predict"], Flag::NPredict),
-    (&["-r", "--reverse-prompt"], Flag::ReversePrompt),
-    (&["--ignore-eos"], Flag::Unexpressed("generation here always stops at the end-of-text token", false)),
-    (&["--dynatemp-range"], Flag::Unexpressed("dynamic temperature has no stage here; the temperature is fixed", true)),
-    (&["--dynatemp-exp"], Flag::Unexpressed("dynamic temperature has no stage here", true)),
-    (&["--grammar", "--grammar-file", "-j", "--json-schema", "-jf", "--json-schema-file"], Flag::Unexpressed("grammars are not rules of this playground", true)),
-    (&["--min-keep"], Flag::Number("min_keep")),
-    (
-        &[
-            "-m", "--model", "-p", "--prompt", "-f", "--file", "-c", "--ctx-size", "-t", "--threads", "-tb", "--threads-batch",
-            "-b", "--batch-size", "-ub", "--ubatch-size", "-ngl", "--gpu-layers", "--n-gpu-layers", "--port", "--host", "-a",
-            "--alias", "--chat-template", "--chat-template-file", "-sys", "--system-prompt", "--keep", "-hf", "-hfr", "--hf-repo",
-            "-hff", "--hf-file", "--mmproj", "-np", "--parallel", "--lora", "-ctk", "--cache-type-k", "-ctv", "--cache-type-v",
-            "--rope-scaling", "--rope-freq-base", "--rope-freq-scale", "-sm", "--split-mode", "-ts", "--tensor-split", "-mg",
-            "--main-gpu", "--api-key", "--log-file", "-ot", "--override-tensor", "-fa", "--flash-attn", "-dev", "--device",
-            "--reasoning-format", "--reasoning-budget", "-md", "--model-draft", "--n-probs", "-to", "--timeout",
-            "--slot-save-path", "-mu", "--model-url", "--in-prefix", "--in-suffix", "-C", "--cpu-mask", "--numa",
-            "--prio", "--poll", "--override-kv", "-dt", "--defrag-thold", "--spm-infill", "--threads-http",
-        ],
-        Flag::Other(true),
-    ),
-    (
-        &[
-            "-cnv", "--conversation", "-no-cnv", "--no-conversation", "-i", "--interactive", "-if", "--interactive-first",
-            "--jinja", "--no-jinja", "--mlock", "--no-mmap", "-v", "--verbose", "--log-verbose", "--color", "--simple-io",
-            "-st", "--single-turn", "--no-warmup", "-cb", "--cont-batching", "-nocb", "--no-cont-batching", "--metrics",
-            "--embedding", "--embeddings", "-e", "--escape", "--no-escape", "--no-display-prompt", "--no-perf", "-h", "--help",
-            "--version", "--multiline-input", "--verbose-prompt", "--special", "-sp", "--no-context-shift", "--context-shift",
-            "--no-webui", "--log-disable", "--log-colors", "--check-tensors", "-kvu", "--kv-unified", "-nkvo", "--no-kv-offload",
-        ],
-        Flag::Other(false),
-    ),
-];
-
-/// llama.cpp's sampler names (`common_sampler_type_from_name`, with the
-/// alternatives it accepts) and letters (`common_sampler_type_from_chars`).
-const SAMPLER_NAMES: &[(&str, char, StageKind)] = &[
-    ("penalties", 'e', StageKind::Penalties),
-    ("dry", 'd', StageKind::Dry),
-    ("top_n_sigma", 's', StageKind::TopNSigma),
-    ("top_k", 'k', StageKind::TopK),
-    ("typ_p", 'y', StageKind::TypicalPLlama),
-    ("top_p", 'p', StageKind::TopP),
-    ("min_p", 'm', StageKind::MinP),
-    ("xtc", 'x', StageKind::Xtc),
-    ("temperature", 't', StageKind::Temperature),
-];
-
-fn sampler_named(name: &str) -> Option<StageKind> {
-    let n = name.trim().to_ascii_lowercase().replace('-', "_");
-    let n = match n.as_str() {
-        "typical_p" | "typical" => "typ_p",
-        "nucleus" => "top_p",
-        "temp" => "temperature",
-        "top_nsigma" | "top_n_sigma" => "top_n_sigma",
-        other => other,
-    };
-    SAMPLER_NAMES.iter().find(|(s, _, _)| *s == n).map(|(_, _, k)| *k)
-}
-
-pub(super) fn flag_of(name: &str) -> Option<Flag> {
-    FLAGS.iter().find(|(names, _)| names.contains(&name)).map(|(_, f)| *f)
-}
-
-/// The known flag closest to an unknown one (for "did you mean").
-fn nearest_flag(name: &str) -> Option<&'static str> {
-    FLAGS
-        .iter()
-        .flat_map(|(names, _)| names.iter().copied())
-        .filter(|n| n.starts_with("--"))
-        .map(|n| (edit_distance(n, name), n))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, n)| n)
-}
-
-/// Edits between two names, a swap of neighbours counting as one (the
-/// optimal string alignment distance): `--tmep` is one from `--temp`.
-pub(super) fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for j in 0..=b.len() {
-        d[0][j] = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-            }
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 fn number(line: usize, flag: &str, v: &str) -> Result<f64> {
@@ -315,12 +166,6 @@ pub(super) struct FlagState {
     banned: Vec<u32>,
     stops: Vec<String>,
     penalties_off: bool,
-}
-
-impl Flag {
-    fn takes_value(self) -> bool {
-        !matches!(self, Flag::Unexpressed(_, false) | Flag::Other(false))
-    }
 }
 
 impl FlagState {
@@ -518,107 +363,6 @@ fn settle_chain(r: &mut Reading, sequence: Option<(usize, Vec<StageKind>)>, pena
     r.put("chain", json!(chain));
     r.put("order", json!("llama"));
     Ok(())
-}
-
-/// The settings as llama.cpp flags, one per line (a shell continuation
-/// after each), with every sampling flag whose value differs from
-/// llama.cpp's default, the four most read ones always.
-pub(super) fn export(settings: &GenerationSettings) -> Exported {
-    let s = &settings.rules;
-    let mut notes = Vec::new();
-    let mut note = |key: &str, message: String| notes.push(Note { line: 0, key: key.to_string(), message });
-    let mut lines: Vec<String> = Vec::new();
-    let defaults = Engine::LlamaCpp.defaults();
-    let default_of = |key: &str| defaults.iter().find(|(k, _, _)| *k == key).map(|(_, _, v)| v.clone());
-    let ours = serde_json::to_value(settings).expect("settings serialise");
-    let differs = |key: &str| match default_of(key) {
-        Some(d) => ours[key] != d,
-        None => ours[key] != serde_json::to_value(GenerationSettings::default()).expect("settings serialise")[key],
-    };
-    for (flag, key) in [("--temp", "temperature"), ("--top-k", "top_k"), ("--top-p", "top_p"), ("--min-p", "min_p")] {
-        lines.push(format!("{flag} {}", show(&ours[key])));
-    }
-    for (flag, key) in [
-        ("--typical", "typical_p"),
-        ("--repeat-penalty", "repetition_penalty"),
-        ("--presence-penalty", "presence_penalty"),
-        ("--frequency-penalty", "frequency_penalty"),
-        ("--top-nsigma", "top_n_sigma"),
-        ("--xtc-probability", "xtc_probability"),
-        ("--xtc-threshold", "xtc_threshold"),
-        ("--dry-multiplier", "dry_multiplier"),
-        ("--dry-base", "dry_base"),
-        ("--dry-allowed-length", "dry_allowed_length"),
-        ("--dry-penalty-last-n", "dry_penalty_last_n"),
-        ("--mirostat", "mirostat"),
-        ("--mirostat-lr", "mirostat_eta"),
-        ("--mirostat-ent", "mirostat_tau"),
-        ("--min-keep", "min_keep"),
-    ] {
-        if differs(key) {
-            lines.push(format!("{flag} {}", show(&ours[key])));
-        }
-    }
-    if s.penalty_window != 64 {
-        let n = if s.penalty_window == 0 { "-1".to_string() } else { s.penalty_window.to_string() };
-        lines.push(format!("--repeat-last-n {n}"));
-    }
-    if s.dry_sequence_breakers != crate::rules::RuleSettings::default().dry_sequence_breakers {
-        if s.dry_sequence_breakers.is_empty() {
-            lines.push("--dry-sequence-breaker none".to_string());
-        }
-        for b in &s.dry_sequence_breakers {
-            lines.push(format!("--dry-sequence-breaker {}", quote(&b.replace('\n', "\\n").replace('\t', "\\t"))));
-        }
-    }
-    for (id, b) in &s.logit_bias {
-        lines.push(format!("--logit-bias {id}{}{}", if *b < 0.0 { "-" } else { "+" }, b.abs()));
-    }
-    for id in &s.banned {
-        lines.push(format!("--logit-bias {id}-inf"));
-    }
-    // The sequence: the chain's stages llama.cpp has, in the chain's order.
-    let stages = s.stages();
-    let seq: Vec<StageKind> = stages.iter().copied().filter(|k| SAMPLER_NAMES.iter().any(|(_, _, n)| n == k)).collect();
-    if s.mirostat == 0 && seq != LLAMA_SEQUENCE {
-        let names: Vec<&str> = seq.iter().filter_map(|k| SAMPLER_NAMES.iter().find(|(_, _, n)| n == k).map(|(n, _, _)| *n)).collect();
-        lines.push(format!("--samplers {}", quote(&names.join(";"))));
-    }
-    if s.mirostat != 0 {
-        for kind in LLAMA_SEQUENCE.iter().filter(|k| **k != StageKind::Temperature && k.is_on(s)) {
-            note(kind.name(), format!("{}: llama.cpp's mirostat replaces the sampler sequence, so it would not run", kind.spec().label));
-        }
-    }
-    for kind in stages.iter().filter(|k| k.is_on(s)) {
-        let expressible = SAMPLER_NAMES.iter().any(|(_, _, n)| n == kind) || matches!(kind, StageKind::BiasBans | StageKind::Mirostat);
-        if !expressible {
-            note(kind.name(), format!("{}: llama.cpp has no such sampler: left out", kind.spec().label));
-        }
-    }
-    if StageKind::BiasBans.is_on(s) && stages.iter().position(|k| *k == StageKind::BiasBans).is_some_and(|i| stages[..i].iter().any(|k| k.is_on(s))) {
-        note("chain", "llama.cpp applies the logit bias before every other sampler; this chain has stages before it".to_string());
-    }
-    if s.ties == Ties::KeepTied && s.top_k != 0 {
-        note("ties", "ties keep_tied: llama.cpp's top-k cuts a tie by its sort; left out".to_string());
-    }
-    if s.penalty_mode == PenaltyMode::PerOccurrence && s.repetition_penalty != 1.0 {
-        note("penalty_mode", "per_occurrence: llama.cpp applies the repeat penalty once per token; left out".to_string());
-    }
-    lines.push(format!("--seed {}", settings.seed));
-    lines.push(format!("-n {}", settings.max_new));
-    for stop in &settings.stop {
-        lines.push(format!("-r {}", quote(stop)));
-    }
-    Exported { dialect: Dialect::LlamaCpp, text: lines.join(" \\\n"), notes }
-}
-
-/// A word as a shell reads it back: bare when it is plain, else quoted.
-fn quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,:;/+".contains(c)) && !s.contains(';') {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@
 mod engines;
 mod hf_config;
 mod json_text;
+mod llama_export;
+mod llama_flag_names;
 mod llama_flags;
 mod openai_body;
 mod reading;
@@ -155,7 +157,7 @@ pub fn import(text: &str, dialect: Option<Dialect>, base: &GenerationSettings, v
 /// The settings in `dialect`'s words.
 pub fn export(settings: &GenerationSettings, dialect: Dialect) -> Exported {
     match dialect {
-        Dialect::LlamaCpp => llama_flags::export(settings),
+        Dialect::LlamaCpp => llama_export::export(settings),
         Dialect::Hf => hf_config::export(settings),
         Dialect::Openai => openai_body::export(settings),
     }

@@ -10,12 +10,13 @@ use serde_json::{Value, json};
 
 use super::engines::Engine;
 use super::json_text::object_entries;
-use super::llama_flags::{FlagState, edit_distance, flag_of, flag_pairs, logit_bias};
+use super::llama_flag_names::{edit_distance, flag_of};
+use super::llama_flags::{FlagState, flag_pairs, logit_bias};
 use super::reading::{Reading, show};
 use super::{Dialect, Exported, Imported, Note};
 use crate::error::{Error, Result};
 use crate::rules::{Order, StageKind, Ties};
-use crate::settings::{GenerationSettings, MAX_NEW};
+use crate::settings::GenerationSettings;
 
 /// The OpenAI API's sampling fields.
 const OPENAI: &[&str] = &["temperature", "top_p", "presence_penalty", "frequency_penalty", "logit_bias", "seed", "max_tokens", "max_completion_tokens", "stop", "n"];
@@ -145,15 +146,7 @@ pub(super) fn import(text: &str, base: &GenerationSettings) -> Result<Imported> 
                 None if value.is_null() => {}
                 None => crate::bail!("line {line}: seed {value}: expected a whole number at least 0"),
             },
-            "max_tokens" | "max_completion_tokens" => match value.as_u64() {
-                Some(n) if n as usize > MAX_NEW => {
-                    r.note(line, key, format!("{key} {n}: a run here makes at most {MAX_NEW} tokens"));
-                    r.set(line, key, "max_new", json!(MAX_NEW))?;
-                }
-                Some(n) => r.set(line, key, "max_new", json!(n))?,
-                None if value.is_null() => {}
-                None => crate::bail!("line {line}: {key} {value}: expected a whole number"),
-            },
+            "max_tokens" | "max_completion_tokens" => r.set_max_new(line, key, value)?,
             "stop" => r.set_stop(line, key, value)?,
             _ => other_field(&mut r, key, value, line),
         }
@@ -334,7 +327,7 @@ pub(super) fn export(settings: &GenerationSettings) -> Exported {
 /// llama.cpp's server, whose fields say what OpenAI's and vLLM's cannot: the
 /// same settings the llama.cpp flags export says, field by field.
 fn export_llama_server(settings: &GenerationSettings) -> Exported {
-    let flags = super::llama_flags::export(settings);
+    let flags = super::llama_export::export(settings);
     let mut out = serde_json::Map::new();
     let (mut bias, mut breakers, mut stops) = (Vec::new(), None::<Vec<String>>, Vec::new());
     for (flag, value) in flag_pairs(&flags.text) {

@@ -85,6 +85,21 @@ impl Reading {
         Ok(())
     }
 
+    /// The length cap from `value` (null: the base's); past the page's
+    /// longest run it is that, with a note.
+    pub fn set_max_new(&mut self, line: usize, engine_key: &str, value: &Value) -> Result<()> {
+        let longest = crate::settings::MAX_NEW;
+        match value.as_u64() {
+            Some(n) if n as usize > longest => {
+                self.note(line, engine_key, format!("{engine_key} {n}: a run here makes at most {longest} tokens"));
+                self.set(line, engine_key, "max_new", Value::from(longest))
+            }
+            Some(n) => self.set(line, engine_key, "max_new", Value::from(n)),
+            None if value.is_null() => Ok(()),
+            None => crate::bail!("line {line}: {engine_key} {value}: expected a whole number"),
+        }
+    }
+
     /// The stop strings from `value`: one string or a list of them.
     pub fn set_stop(&mut self, line: usize, engine_key: &str, value: &Value) -> Result<()> {
         let list: Option<Vec<String>> = match value {

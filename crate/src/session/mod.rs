@@ -15,6 +15,7 @@
 //! state together (history, cache length, pending logits, RNG), which is the
 //! invariant a rewind must restore; the parts that stand alone are already
 //! their own modules (`beam_job`, `sampler_state`, `step_report`).
+//! (Over 400 lines: the session's state and its core moves, start, step, rewind and the cache refills they share, read together; the side jobs, beam search, comparisons and the inside view, are their own files.)
 
 use crate::bail;
 use crate::beam;

@@ -151,6 +151,21 @@ export async function waitForReady(page, timeoutMs = 60000) {
 }
 
 /**
+ * Wait until `predicate(view, arg)` holds for the page's store view.
+ * Playwright's waitForFunction takes any returned promise as a truthy
+ * answer, so the store is imported once and the predicate polled
+ * synchronously on each frame.
+ * @param {import("playwright-core").Page} page
+ * @param {(view: any, arg: any) => any} predicate
+ * @param {any} [arg]
+ * @param {number} [timeoutMs]
+ */
+export async function waitForView(page, predicate, arg, timeoutMs = 60000) {
+  await page.evaluate(async () => { globalThis.__storeView = (await import("./state/store.js")).view; });
+  await page.waitForFunction(([source, a]) => (0, eval)(`(${source})`)(globalThis.__storeView, a), [predicate.toString(), arg], { timeout: timeoutMs });
+}
+
+/**
  * Save a full-page screenshot to tests/artifacts/<name>.png.
  * @param {import("playwright-core").Page} page
  * @param {string} name letters, digits, ".", "_" and "-" only

@@ -17,7 +17,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startSuite, stopSuite, openPage, waitForReady, screenshot, recordWorkerMessages, needSmollm2, needGemma3, forgiveAbsentIndex } from "./harness.mjs";
+import { startSuite, stopSuite, openPage, waitForReady, screenshot, recordWorkerMessages, waitForView, needSmollm2, needGemma3, forgiveAbsentIndex } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -148,7 +148,7 @@ test("off by default: reports carry inside: null, the worker is never asked; the
     "the query is the last token fed: the second generated one");
   // Closed again: the store forgets it and the worker is told.
   await page.uncheck("#show-inside");
-  await page.waitForFunction(async () => (await import("./state/store.js")).view.inside === null);
+  await waitForView(page, (view) => view.inside === null);
   assert.equal((await page.evaluate(() => window.__sent)).filter((t) => t === "inside").length, 2);
   assert.deepEqual(forgiveAbsentIndex(errors), []);
   await page.close();
@@ -167,7 +167,8 @@ test("panels=…,inside on bard: every attention row sums to 1, the last lens la
   // A step's report follows the chosen token.
   const before = r.inside.query;
   await page.click("#btn-step");
-  await page.waitForFunction((q) => import("./state/store.js").then(({ view }) => view.inside && view.inside.query === q + 1 && view.chosen), before);
+  // The step's report: the position the token was drawn from, its token followed.
+  await waitForView(page, (view, q) => view.chosen && view.inside?.token_is_chosen && view.inside.query === q, before);
   r = await reportAndPanels(page);
   checkReport(r);
   assert.equal(r.inside.token_is_chosen, true);

@@ -153,6 +153,10 @@ export function renderSection(r) {
       row("Run, worker's time per token, inside panel closed / open, mean (ratio; p50s)", (_, __, name) => name === ins.model ?
         `${ms(ins.closed.step.mean)} / ${ms(ins.open.step.mean)} (${ins.ratio?.toFixed(2) ?? "–"}×; p50 ${ms(ins.closed.step.p50)} / ${ms(ins.open.step.p50)})` : null);
     }
+    row("Run with the default panels: the page's tokens/s against the engine alone's, medians (ratio)", (_, __, name) => {
+      const pr = r.page_run?.[name];
+      return pr ? `${rate(pr.page_tok_s_median)} against ${rate(pr.engine_tok_s_median)} (${times(pr.ratio)})` : null;
+    });
     row("open → first distribution, cold profile: median (max)", (_, l) => l?.cold && `${ms(l.cold.first_render.p50)} (${ms(l.cold.first_render.max)})`);
     row("open → first distribution, warm (Cache API): median (max)", (_, l) => l?.warm && `${ms(l.warm.first_render.p50)} (${ms(l.warm.first_render.max)})`);
     row("… of which the worker's model build, then prefill and first report (cold medians)",
@@ -222,6 +226,10 @@ function targets(r) {
     add("SmolLM2's page Run with the inside panel open ≤ 2× the step time with it closed (worker's time per token, mean)",
       ins.ratio === null ? "–" : `${times(ins.ratio)} (${ms(ins.open.step.mean)} against ${ms(ins.closed.step.mean)} ms; tokens/s ${times(ins.tokens_per_s_ratio ?? null)} slower)`,
       ins.ratio === null ? null : ins.ratio <= 2);
+  }
+  for (const [name, pr] of Object.entries(r.page_run ?? {})) {
+    add(`${title(name)}'s page Run with every default panel live ≥ 0.9× the engine alone's decode (same page build, same run)`,
+      `${times(pr.ratio)} (${rate(pr.page_tok_s_median)} against ${rate(pr.engine_tok_s_median)} tok/s)`, pr.ratio >= 0.9);
   }
   const gemma = r.engine[GEMMA];
   if (gemma) {
@@ -299,6 +307,10 @@ const method = (z) => [
     "greedy, no stop string; after a warm-up Run, Runs of that many tokens from Reset alternate between the inside panel closed and open; " +
     "the figure is the worker's time per token (decode step and its report, with every layer's attention weights when open, and the logit lens " +
     "at most every 400 ms and on the run's last step), the mean of each, and their ratio; also the runs' tokens/s.",
+  `- **Page Run** (\`node pkg-scripts/bench-page-run.mjs M ${z.runTokens ?? 64} --rounds=${z.runRounds ?? 5} --json\`): in one browser, rounds alternate ` +
+    "between the playground (its default panels, greedy, no stop string: Reset, then a Run of that many tokens, timed from the click to the " +
+    "last token shown) and the same engine and model in a bare page (`Playground.start` on the same prompt, then that many `step` calls back " +
+    "to back); the figure is the ratio of the median tokens/s, after one warm-up of each.",
   "- **Load** (`node pkg-scripts/bench-load.mjs N --model=M [--warm] --json`): the page's own clock when the first distribution is in " +
     "the DOM, from navigation start; cold = a fresh browser profile per load (empty Cache API: the files come from localhost), " +
     `warm = one profile opened once before the timed loads (the weights from the Cache API). ${z.loadRuns} loads on bard, ${z.smolLoadRuns} on SmolLM2.`,
@@ -349,6 +361,7 @@ export function headlines(r) {
     add(`${name}.load.cold`, `${name}: open → first distribution, cold ms`, r.load?.[name]?.cold?.first_render?.p50, false);
     add(`${name}.load.warm`, `${name}: open → first distribution, warm ms`, r.load?.[name]?.warm?.first_render?.p50, false);
   }
+  for (const name of [SMOL, GEMMA]) add(`${name}.page_run.ratio`, `${name}: page Run / engine alone, tokens/s`, r.page_run?.[name]?.ratio, true);
   add("smol.inside.ratio", "SmolLM2 page Run: inside panel open / closed, worker's time per token", r.inside?.ratio, false);
   add("wasm.gzip", "wasm gzipped bytes", r.wasm?.gzip_bytes, false);
   add("wasm.raw", "wasm raw bytes", r.wasm?.raw_bytes, false);

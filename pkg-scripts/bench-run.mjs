@@ -20,6 +20,9 @@
 //      cached (bench-tab-memory.mjs), on the student's page
 //   9. what the inside panel costs SmolLM2's Run (bench-inside.mjs): the
 //      worker's time per token with the panel closed and open, on one page
+//  10. what the page costs a Run (bench-page-run.mjs), each real model: the
+//      page's Run with its default panels against the engine alone, in
+//      alternating rounds in one browser
 // A real model (SmolLM2, Gemma 3 270M: the catalogue's GGUF entries) is
 // measured when its file is there (its fetch script: pkg-scripts/fetch-smollm2,
 // pkg-scripts/fetch-gemma3).
@@ -59,8 +62,8 @@ const MEMORY_TOKENS = 1024;
 
 /** How much of each measure: a full run, or --quick. */
 const SIZE = quick
-  ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1, memoryLoads: 1, insideTokens: 12, insideRounds: 1 }
-  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5, insideTokens: 32, insideRounds: 2 };
+  ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1, memoryLoads: 1, insideTokens: 12, insideRounds: 1, runTokens: 16, runRounds: 1 }
+  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5, insideTokens: 32, insideRounds: 2, runTokens: 64, runRounds: 5 };
 
 /** The page's catalogue (www/models/index.json): a GGUF entry is a real model, with its file. */
 const catalogue = JSON.parse(readFileSync(path.join(ROOT, "www/models/index.json"), "utf8")).models;
@@ -101,6 +104,8 @@ const results = {
   tab_memory_f16: null,
   /** SmolLM2's page Run with the inside panel closed and open (bench-inside.mjs). */
   inside: null,
+  /** Each real model's page Run against the engine alone (bench-page-run.mjs). */
+  page_run: {},
   failures: [],
 };
 
@@ -114,6 +119,7 @@ for (const m of reals) plan.push([`Chromium: the playground tab's memory, ${m} w
 if (existsSync(F16_COPY)) plan.push([`Chromium: the playground tab's memory, SmolLM2's F16 copy opened as a user's file`, tabMemoryF16]);
 for (const m of ["bard", ...reals]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
 if (hasSmol) plan.push(["page: SmolLM2's Run with the inside panel closed and open", insideFigures]);
+for (const m of reals) plan.push([`page: ${m}'s Run against the engine alone`, () => pageRunFigures(m)]);
 for (const m of ["bard", ...reals]) {
   plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
   plan.push([`page load, warm: ${m}`, () => loadFigures(m, true)]);
@@ -230,6 +236,10 @@ async function pageFigures(m) {
 
 async function insideFigures() {
   results.inside = await runJson("node", ["pkg-scripts/bench-inside.mjs", SMOL, String(SIZE.insideTokens), `--rounds=${SIZE.insideRounds}`, "--json"]);
+}
+
+async function pageRunFigures(m) {
+  results.page_run[m] = await runJson("node", ["pkg-scripts/bench-page-run.mjs", m, String(SIZE.runTokens), `--rounds=${SIZE.runRounds}`, "--json"]);
 }
 
 async function loadFigures(m, warm) {

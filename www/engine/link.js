@@ -26,7 +26,7 @@ export const local = new LocalPreviewer((ready) => {
   document.body.dataset.localPreview = String(ready);
   // The compare panel reads the rules on this thread only: it is drawn again once they answer.
   if (ready && state.panels.includes("compare")) scheduleRender();
-}, engineSettings);
+}, engineSettings, (spent) => client.recycle(spent));
 
 export const client = new EngineClient(new URL("../worker/worker.js", import.meta.url), {
   onProgress: showProgress,
@@ -37,8 +37,9 @@ export const client = new EngineClient(new URL("../worker/worker.js", import.met
     // carries only its own token, so the store takes every one, in order.
     if (msg.kind === "step") takeTranscript(msg.report);
     // A logits array the page's Previewer is done with goes back to be refilled.
+    // A run's report (final: false) is copied in when the page needs it.
     if (msg.pending) {
-      const spent = local.setState(msg.pending);
+      const spent = local.setState(msg.pending, { later: msg.final === false });
       if (spent) client.recycle(spent);
     }
   },

@@ -46,15 +46,22 @@ export function whenEngineModule(fn) {
   if (engineLoaded) fn(engineLoaded); else engineWaiters.push(fn);
 }
 
+/** A run's state is copied in once this long passes without a newer one (ms). */
+const SETTLE_MS = 120;
+
 export class LocalPreviewer {
   /**
    * @param {(ready: boolean) => void} [onReadyChange] told whenever `ready` flips
    * @param {() => object|null} [settingsNow] the page's engine settings, for the
    *   warm-up run of a new previewer (none: no warm-up)
    */
-  constructor(onReadyChange = () => {}, settingsNow = () => null) {
+  constructor(onReadyChange = () => {}, settingsNow = () => null, onSpent = () => {}) {
     this.onReadyChange = onReadyChange;
     this.settingsNow = settingsNow;
+    /** Told of a logits array copied in later than its state came (see setState's `later`). */
+    this.onSpent = onSpent;
+    /** The timer that copies a state taken `later` in once the states stop coming. */
+    this.settleTimer = 0;
     /** A new previewer not yet run once (see warmUp). */
     this.cold = false;
     this.wasReady = false;
@@ -66,13 +73,17 @@ export class LocalPreviewer {
     this.generation = 0;
     /** Counts the states taken (and forgotten): what a cached answer was computed from. */
     this.version = 0;
-    /** A state that arrived before the previewer existed. @type {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }|null} */
+    /**
+     * A state not copied into the previewer yet: it came before the previewer
+     * existed, or during a run (see setState).
+     * @type {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }|null}
+     */
     this.waitingState = null;
   }
 
   /** Whether `preview` can answer now. */
   get ready() {
-    return this.previewer !== null && this.hasState;
+    return this.previewer !== null && (this.hasState || this.waitingState !== null);
   }
 
   /** Forget everything (a model is loading, or the worker died). */
@@ -83,6 +94,7 @@ export class LocalPreviewer {
     this.previewer = null;
     this.hasState = false;
     this.waitingState = null;
+    clearTimeout(this.settleTimer);
     this.tellReadiness();
   }
 
@@ -117,17 +129,43 @@ export class LocalPreviewer {
   /**
    * The worker's state after a report: pending raw logits, history, position,
    * and the sampler state (absent for bench/bench.js's synthetic logits: the defaults).
+   * Copying it in also summarises the logits for the next preview (a sort
+   * over the vocabulary: about 7 ms a token on SmolLM2 in Chromium), work
+   * that during a run competes with the worker for the cores. A run's state
+   * (`later`) is kept as it came and copied in when a preview needs it or
+   * once SETTLE_MS pass without a newer one; a newer one replaces it unread.
    * @param {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }} pending
+   * @param {{ later?: boolean }} [when]
    * @returns {Float64Array|null} a logits array no longer needed here (these,
    *   copied into the previewer, or a waiting state's that these replace): it
    *   may go back to the worker to be refilled
    */
-  setState(pending) {
-    if (!this.previewer) {
+  setState(pending, { later = false } = {}) {
+    clearTimeout(this.settleTimer);
+    if (!this.previewer || later) {
       const superseded = this.waitingState?.logits ?? null;
       this.waitingState = pending;
+      if (this.previewer) this.settleTimer = setTimeout(() => this.settle(), SETTLE_MS);
+      this.tellReadiness();
       return superseded;
     }
+    return this.copyIn(pending);
+  }
+
+  /** Copy a state kept for later in now (a preview wants it, or the run has paused). */
+  settle() {
+    clearTimeout(this.settleTimer);
+    const pending = this.waitingState;
+    if (!pending || !this.previewer) return;
+    const spent = this.copyIn(pending);
+    if (spent) this.onSpent(spent);
+  }
+
+  /**
+   * @param {{ logits: Float64Array, history: Uint32Array, position: number, sampler?: object }} pending
+   * @returns {Float64Array|null} the logits copied in
+   */
+  copyIn(pending) {
     this.waitingState = null;
     this.version++;
     let copied = null;
@@ -166,6 +204,7 @@ export class LocalPreviewer {
    * @returns {any} Distribution, exactly as the worker's preview
    */
   preview(settings) {
+    this.settle();
     return this.previewer.preview(settings);
   }
 
@@ -176,6 +215,7 @@ export class LocalPreviewer {
    * @returns {any} the engine's comparison (kept sets, entropies, the token each draws with the same coin)
    */
   compare(a, b) {
+    this.settle();
     return this.previewer.compare(a, b);
   }
 }

@@ -16,12 +16,28 @@ let renderQueued = false;
  */
 let previewWork = null;
 
-/** Repaint on the next animation frame (many updates, one paint). */
+/**
+ * During a run the panels are painted at most this often (ms). A full paint
+ * of the default page costs the browser about 30 ms of CPU over its threads
+ * (script, style, layout, paint, raster, compositing; traced in headless
+ * Chromium on SmolLM2), so painting every token of a 30-60 tokens/s run took
+ * a core from the worker on a 2-core machine: the page's Run decoded at 0.69×
+ * the engine alone (pkg-scripts/bench-page-run.mjs). Twenty paints a second
+ * still read as live; a Step, a slider move and a run's last token paint at
+ * once.
+ */
+const RUN_PAINT_EVERY_MS = 50;
+/** When the panels were last painted (performance.now()). */
+let lastPaintAt = -Infinity;
+
+/** Repaint on the next animation frame (many updates, one paint); during a run, not sooner than RUN_PAINT_EVERY_MS after the last. */
 export function scheduleRender() {
   if (renderQueued) return;
   renderQueued = true;
   // A synchronous paint in between has done this frame's work already.
-  requestAnimationFrame(() => { if (renderQueued) renderAll(); });
+  const frame = () => requestAnimationFrame(() => { if (renderQueued) renderAll(); });
+  const wait = view.running ? lastPaintAt + RUN_PAINT_EVERY_MS - performance.now() : 0;
+  if (wait > 0) setTimeout(frame, wait); else frame();
 }
 
 let beamPaintQueued = false;
@@ -118,6 +134,7 @@ function paintWithinBudget(opts) {
  */
 export function renderAll(opts = {}) {
   renderQueued = false;
+  lastPaintAt = performance.now();
   if (previewWork) { const work = previewWork; previewWork = null; work(); }
   for (const work of beforePaint) work();
   paintAll(opts);

@@ -10,6 +10,7 @@
 
 import init, { FileBuffer, Playground, set_panic_hook } from "../pkg/nexttoken.js";
 import { fetchModelFiles, fetchCachedBytes, forgetCached, readUserFile } from "./downloads.js";
+import { yieldToMessages } from "./yield.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -352,7 +353,7 @@ async function run(id, settings) {
       lens.after();
       replyWithState(id, step, { final: false });
       if (step.report.stop) { why = step.report.stop; break; }
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      await yieldToMessages();
     }
   } finally {
     lens.end();
@@ -423,7 +424,7 @@ async function beam(id, settings) {
     let progress = pg.beam_start(settings);
     while (!progress.done) {
       self.postMessage({ id, type: "report", kind: "beam_progress", depth: progress.depth, of: progress.of, final: false });
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      await yieldToMessages();
       if (job.cancelled) return reply(id, { kind: "beam", beam: null, cancelled: true });
       progress = pg.beam_next();
     }
@@ -483,7 +484,7 @@ async function compare(id, msg) {
         self.postMessage({ id, type: "report", kind: "compare_progress", done_runs: progress.done_runs,
           total_runs: progress.total_runs, tokens: progress.tokens, final: false });
       }
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      await yieldToMessages();
       if (job.cancelled) return reply(id, { kind: "compare", result: null, cancelled: true, why: job.why });
       progress = pg.compare_next();
     }

@@ -224,3 +224,44 @@ test("the logits arrays the page hands back are refilled with each report's own 
   assert.deepEqual(errors.filter((e) => !/models\/index\.json|Failed to load resource/.test(e)), []);
   await page.close();
 });
+
+test("after a Run, a slider move is previewed on the run's last position: the states a run sends are kept for later, not lost", async () => {
+  // bard: a real transformer, whose next distribution depends on every token.
+  const { page, errors } = await openPage(browser, new URL("index.html?model=bard&seed=7&temperature=0.8&max_new=24&nostop=1&tour=0", server.url).href);
+  await waitForReady(page);
+  await page.waitForSelector("body[data-local-preview=true]", { state: "attached", timeout: 30000 });
+  await page.click("#btn-run");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length >= 24 && document.querySelector("#btn-run").textContent === "Run");
+  // At once, before the run's last state would be copied in by itself.
+  await page.focus("#ctl-temperature-range");
+  await page.keyboard.press("ArrowRight");
+  await settle(page);
+  const shown = await shownNumbers(page);
+  assert.equal(shown.source, "local", "the main-thread previewer answered");
+  // The same run replayed by a fresh worker, then its preview at the new temperature.
+  const { prompt, before, after } = await page.evaluate(async () => {
+    const { parseQuery } = await import("./state/url.js");
+    const { toEngineSettings } = await import("./state/settings.js");
+    const parsed = parseQuery(location.search).state;
+    const prompt = /** @type {HTMLTextAreaElement} */ (document.querySelector("#prompt")).value;
+    return { prompt, before: toEngineSettings({ ...parsed.settings, temperature: 0.8 }), after: toEngineSettings(parsed.settings) };
+  });
+  assert.equal(after.temperature, 0.81);
+  const base = (await page.evaluate(async () => (await (await fetch("models/index.json")).json()).models.find((m) => m.name === "bard").path)).replace(/[^/]+$/, "");
+  const steps = Array.from({ length: 24 }, (_, i) => ({ id: 3 + i, type: "step", settings: before }));
+  const replies = await freshWorkerReplies(page, [
+    { id: 1, type: "load", model: { base: new URL(`models/${base}`, page.url()).href } },
+    { id: 2, type: "reset", prompt, settings: before },
+    ...steps,
+    { id: 99, type: "preview", settings: after },
+  ]);
+  const generated = await page.$$eval("#p-output .tok", (els) => els.map((e) => e.textContent));
+  assert.equal(replies.slice(2, 26).map((r) => r.report.chosen.text).join(""), generated.join(""), "the replay draws the page's tokens");
+  const expected = replies[replies.length - 1].distribution;
+  const final = expected.stages[expected.stages.length - 1];
+  assert.equal(shown.probs.length, final.top.length);
+  // The page's previewer receives the logits as f32.
+  shown.probs.forEach((p, i) => assert.ok(Math.abs(p - final.top[i].prob) < 1e-6, `token ${i}: ${p} vs worker ${final.top[i].prob}`));
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -1,10 +1,12 @@
 // A small static file server for www/: the content types browsers insist on
 // (module scripts must be JavaScript, WebAssembly.instantiateStreaming needs
-// application/wasm), no caching, nothing served from above the root, and the
-// page's Content-Security-Policy as a header.
+// application/wasm), no caching, nothing served from above the root, the
+// page's Content-Security-Policy as a header, and the headers that make the
+// page cross-origin isolated (ISOLATION_HEADERS).
 // Used by pkg-scripts/serve and by the browser tests (tests/e2e/harness.mjs).
 //
-// As a command: node pkg-scripts/static-server.mjs <root> [port] [host]
+// As a command: node pkg-scripts/static-server.mjs [--no-isolation] <root> [port] [host]
+// (--no-isolation: a host that cannot send headers, e.g. GitHub Pages)
 
 import http from "node:http";
 import path from "node:path";
@@ -51,6 +53,22 @@ export const CONTENT_SECURITY_POLICY = [
 ].join("; ");
 
 /**
+ * The headers that make a page cross-origin isolated (`crossOriginIsolated`,
+ * which SharedArrayBuffer, and so a pool of wasm threads, needs): its own
+ * browsing-context group (COOP), and nothing embedded that did not agree to
+ * it (COEP require-corp). CORP same-origin is this site's own answer to that
+ * check; same-origin requests pass it, and other origins' no-cors loads of
+ * our files are refused (an iframe of the page in a site that is not
+ * isolated itself is not checked, so course pages still embed it).
+ * www/isolation-sw.js adds the same three where a host cannot send them.
+ */
+export const ISOLATION_HEADERS = {
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-embedder-policy": "require-corp",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+/**
  * Map a URL path to a file under root, or null for a path that cannot be
  * decoded. The path is normalised against "/" first, so ".." stops at root.
  * @param {string} root absolute directory
@@ -75,9 +93,11 @@ export function resolveUnderRoot(root, urlPath) {
  * @param {string} root absolute directory
  * @param {http.IncomingMessage} req
  * @param {http.ServerResponse} res
- * @param {boolean} csp send CONTENT_SECURITY_POLICY
+ * @param {{ csp: boolean, isolation: boolean }} options send CONTENT_SECURITY_POLICY, ISOLATION_HEADERS
  */
-async function serveFile(root, req, res, csp) {
+async function serveFile(root, req, res, { csp, isolation }) {
+  // On every response, errors included, as a host that sends them does.
+  if (isolation) for (const [name, value] of Object.entries(ISOLATION_HEADERS)) res.setHeader(name, value);
   if (req.method !== "GET" && req.method !== "HEAD") {
     res.writeHead(405, { "content-type": "text/plain", allow: "GET, HEAD" });
     res.end("method not allowed");
@@ -111,18 +131,20 @@ async function serveFile(root, req, res, csp) {
  * Serve root on host:port (port 0 = any free port).
  * Rejects with a readable message when the port is taken.
  * `csp: false` sends no policy header (a static host that sends none: the
- * page's <meta> is then all there is).
- * @param {{ root: string, port?: number, host?: string, csp?: boolean }} options
+ * page's <meta> is then all there is). `isolation: false` sends none of
+ * ISOLATION_HEADERS (a host that cannot: the page is then not isolated
+ * unless it opts in to www/isolation-sw.js).
+ * @param {{ root: string, port?: number, host?: string, csp?: boolean, isolation?: boolean }} options
  * @returns {Promise<{ url: string, port: number, close: () => Promise<void> }>} url ends with "/"
  */
-export async function startStaticServer({ root, port = 0, host = "127.0.0.1", csp = true }) {
+export async function startStaticServer({ root, port = 0, host = "127.0.0.1", csp = true, isolation = true }) {
   const absRoot = path.resolve(root);
   const rootInfo = await stat(absRoot).catch(() => null);
   if (!rootInfo?.isDirectory()) throw new Error(`${absRoot} is not a directory`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad port ${port}: want 0..65535`);
 
   const server = http.createServer((req, res) => {
-    serveFile(absRoot, req, res, csp).catch((err) => {
+    serveFile(absRoot, req, res, { csp, isolation }).catch((err) => {
       if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
       res.end(`internal error: ${err.message}`);
     });
@@ -149,19 +171,24 @@ export async function startStaticServer({ root, port = 0, host = "127.0.0.1", cs
 
 // As a command: serve until killed.
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const [root, portArg = "8080", host = "127.0.0.1"] = process.argv.slice(2);
-  if (!root) {
-    console.error("usage: node static-server.mjs <root> [port] [host]");
+  const args = process.argv.slice(2);
+  const flags = args.filter((a) => a.startsWith("--"));
+  const [root, portArg = "8080", host = "127.0.0.1"] = args.filter((a) => !a.startsWith("--"));
+  const unknown = flags.filter((f) => f !== "--no-isolation");
+  if (!root || unknown.length) {
+    if (unknown.length) console.error(`serve: ERROR: unknown option ${unknown.join(" ")}`);
+    console.error("usage: node static-server.mjs [--no-isolation] <root> [port] [host]");
     process.exit(2);
   }
+  const isolation = !flags.includes("--no-isolation");
   const port = /^\d+$/.test(portArg) ? Number(portArg) : NaN;
   if (!(port <= 65535)) {
     console.error(`serve: ERROR: bad port "${portArg}": want a number 0..65535`);
     process.exit(2);
   }
   try {
-    const { url } = await startStaticServer({ root, port, host });
-    console.log(`serve: ${path.resolve(root)} at ${url}  (Ctrl-C to stop)`);
+    const { url } = await startStaticServer({ root, port, host, isolation });
+    console.log(`serve: ${path.resolve(root)} at ${url}${isolation ? "" : " without the isolation headers"}  (Ctrl-C to stop)`);
   } catch (err) {
     console.error(`serve: ERROR: ${err.message}`);
     process.exit(1);

@@ -38,6 +38,7 @@ import { wireTour } from "./panels/tour.js";
 import { wireLessons } from "./lessons/lessons.js";
 import { wireConfigIo } from "./controls/config-io.js";
 import { wireCompare } from "./controls/compare.js";
+import { isolate } from "./isolation.js";
 
 // The benchmarks' bookkeeping, only when they ask for it (before anything it times).
 if (new URLSearchParams(location.search).get("bench") === "1") await import("./bench/bench.js");
@@ -81,5 +82,7 @@ async function boot() {
   await loadModel();
 }
 
+// At once, unless the host opted in to isolation by service worker and the page reloads first (isolation.js).
+await isolate();
 wireLessons(); // ?lesson=: the preset's view, applied before boot reads the state
 boot();

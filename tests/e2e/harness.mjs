@@ -62,16 +62,17 @@ export const CHROMIUM_ARGS = [
 /**
  * Serve a directory (www/ by default) on 127.0.0.1 at a free port, with the
  * same server as pkg-scripts/serve. With NTP_BASE_URL set, nothing is started
- * and that URL is returned instead.
- * @param {{ root?: string }} [options]
+ * and that URL is returned instead. `isolation: false` serves without the
+ * cross-origin isolation headers (a host that cannot send them).
+ * @param {{ root?: string, isolation?: boolean }} [options]
  * @returns {Promise<{ url: string, close: () => Promise<void> }>} url ends with "/"
  */
-export async function startServer({ root = WWW_ROOT } = {}) {
+export async function startServer({ root = WWW_ROOT, isolation = true } = {}) {
   const external = process.env.NTP_BASE_URL;
   if (external) {
     return { url: external.endsWith("/") ? external : external + "/", close: async () => {} };
   }
-  const { url, close } = await startStaticServer({ root, port: 0, host: "127.0.0.1" });
+  const { url, close } = await startStaticServer({ root, port: 0, host: "127.0.0.1", isolation });
   return { url, close };
 }
 

@@ -32,6 +32,7 @@ pub mod schema;
 pub mod score;
 pub mod session;
 pub mod settings;
+pub mod threads;
 pub mod tokenizer;
 pub mod train;
 pub mod weights;

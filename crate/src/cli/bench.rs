@@ -24,7 +24,7 @@ pub struct BenchArgs {
     /// Repeats of each measure; the median is reported.
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
-    /// Threads burn-flex may use (rayon); 1 to compare with llama.cpp on one thread.
+    /// Threads the engine's kernels and burn-flex may use (rayon); 1 to compare with llama.cpp on one thread.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Also time whole greedy steps of the session (rules and report

@@ -42,7 +42,7 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     /// Compare the KV-cached logits with a full recompute at every position.
     CheckCache(check_cache::CheckCacheArgs),
-    /// Time loading, prefill and decoding on a model (one thread).
+    /// Time loading, prefill and decoding on a model (one thread unless --threads).
     Bench(bench::BenchArgs),
     /// Score a text: every token's probability and rank given the ones before it.
     Score(score::ScoreArgs),

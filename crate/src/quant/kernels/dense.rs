@@ -39,6 +39,17 @@ pub fn xw(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize, out: &mut [f32]
 /// If a slice length does not match the shape.
 pub fn xwt(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
     assert!(w.len() == k * n && x.len() == rows * k && out.len() == rows * n, "xwt shapes");
+    // Bands of W's rows across threads: each output as on one thread.
+    crate::threads::split_columns(out, rows, n, w.len() * 4, MIN_SPLIT_BYTES, |cols, dst| {
+        xwt_band(&w[cols.start * k..cols.end * k], cols.len(), k, x, rows, dst)
+    })
+}
+
+/// Below this many weight bytes `xwt` stays on one thread.
+const MIN_SPLIT_BYTES: usize = 64 * 1024;
+
+/// `xwt` on the calling thread.
+pub(super) fn xwt_band(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     return simd128::xwt(w, n, k, x, rows, out);
     #[cfg(target_arch = "x86_64")]

@@ -41,7 +41,7 @@ pub(super) fn matmul(path: KernelPath, p: &Product, out: &mut [f32]) {
         match path {
             KernelPath::Fastest => {
                 widen::widen(kind, rows, w);
-                dense::xwt(w, m, k, x, rows_x, y);
+                dense::xwt_band(w, m, k, x, rows_x, y); // already within a band of matmul_on's
             }
             KernelPath::Scalar => {
                 widen::widen_scalar(kind, rows, w);

@@ -16,9 +16,11 @@
 //! - `x86`: x86_64 with AVX2 + FMA + F16C, detected at run time;
 //! - `scalar`: everything else, and the reference for tests.
 //!
-//! Everything is single-threaded. For several input rows (a prompt) the SIMD
-//! paths reuse each unpacked weight block across a tile of input rows, so the
-//! weights are not read once per row.
+//! A large product is split into bands of weight rows across threads
+//! (`crate::threads`): each output value is computed as on one thread, so the
+//! results do not depend on the thread count. For several input rows (a
+//! prompt) the SIMD paths reuse each unpacked weight block across a tile of
+//! input rows, so the weights are not read once per row.
 
 mod activations;
 pub mod attention;
@@ -82,6 +84,19 @@ pub fn matmul_on(path: KernelPath, p: &Product, out: &mut [f32]) {
     if p.check_shapes(out) {
         return;
     }
+    let row_bytes = p.format.row_bytes(p.k);
+    crate::threads::split_columns(out, p.rows_x, p.n, p.weights.len(), MIN_SPLIT_BYTES, |rows, dst| {
+        let band = Product { weights: &p.weights[rows.start * row_bytes..rows.end * row_bytes], n: rows.len(), ..*p };
+        band_on(path, &band, dst)
+    })
+}
+
+/// Below this many weight bytes a product stays on one thread: a band's
+/// hand-off costs microseconds, a 64 KB product about as much.
+const MIN_SPLIT_BYTES: usize = 64 * 1024;
+
+/// One band's product, on the calling thread.
+fn band_on(path: KernelPath, p: &Product, out: &mut [f32]) {
     if p.format.is_float() {
         return half_rows::matmul(path, p, out);
     }

@@ -121,6 +121,22 @@ export function renderSection(r) {
     out.push("", "A Chromium decode step includes the step's report over all 262,144 tokens (an exact softmax).");
   }
 
+  const cored = Object.entries(r.threads_models ?? {});
+  if (cored.length) {
+    out.push("", `### Every core (${r.cores} threads), native`, "");
+    out.push(`| model | this engine, decode / prefill tok/s, on ${r.cores} threads | against llama.cpp on ${r.cores} threads | against llama.cpp on 1 thread | its own 1-thread figures |`);
+    out.push("|---|---|---|---|---|");
+    for (const [name, t] of cored) {
+      const one = r.engine[name]?.native, l1 = r.llamacpp_models?.[name], ln = t.llamacpp;
+      out.push(`| ${title(name)} | ${rate(t.native?.decode_tok_s)} / ${rate(t.native?.prefill_tok_s)} | ` +
+        `${times(ratio(t.native?.decode_tok_s, ln?.decode_tok_s))} / ${times(ratio(t.native?.prefill_tok_s, ln?.prefill64_tok_s))} (llama.cpp ${rate(ln?.decode_tok_s)} / ${rate(ln?.prefill64_tok_s)}) | ` +
+        `${times(ratio(t.native?.decode_tok_s, l1?.decode_tok_s))} / ${times(ratio(t.native?.prefill_tok_s, l1?.prefill64_tok_s))} | ` +
+        `${rate(one?.decode_tok_s)} / ${rate(one?.prefill_tok_s)} |`);
+    }
+    out.push("", "The kernels' products split into bands of weight rows across rayon's threads, each value computed as on one thread " +
+      "(the logits are bit-identical at any thread count); the browser build runs one thread.");
+  }
+
   out.push("", "### Every shipped model, tokens/s", "");
   out.push("| model | prompt + decode tokens | native decode | native prefill | Chromium decode | Chromium prefill | Chromium `preview()` alone |");
   out.push("|---|---|---|---|---|---|---|");
@@ -311,6 +327,8 @@ const method = (z) => [
     "between the playground (its default panels, greedy, no stop string: Reset, then a Run of that many tokens, timed from the click to the " +
     "last token shown) and the same engine and model in a bare page (`Playground.start` on the same prompt, then that many `step` calls back " +
     "to back); the figure is the ratio of the median tokens/s, after one warm-up of each.",
+  "- **Every core** (`nexttoken bench --model M --threads N`, `pkg-scripts/bench-llamacpp GGUF --threads N`, N = the machine's cores): as the " +
+    "one-thread native measures, on N threads each.",
   "- **Load** (`node pkg-scripts/bench-load.mjs N --model=M [--warm] --json`): the page's own clock when the first distribution is in " +
     "the DOM, from navigation start; cold = a fresh browser profile per load (empty Cache API: the files come from localhost), " +
     `warm = one profile opened once before the timed loads (the weights from the Cache API). ${z.loadRuns} loads on bard, ${z.smolLoadRuns} on SmolLM2.`,

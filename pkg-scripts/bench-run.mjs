@@ -59,6 +59,8 @@ const F16_COPY = path.join(OUT_DIR, "SmolLM2-135M-Instruct.F16.gguf");
 const WASM = path.join(ROOT, "www/pkg/nexttoken_bg.wasm");
 const SMOL = "smollm2-135m";
 const MEMORY_TOKENS = 1024;
+/** Every core of this machine: the native "all cores" figures use this many threads. */
+const CORES = os.availableParallelism?.() ?? os.cpus().length;
 
 /** How much of each measure: a full run, or --quick. */
 const SIZE = quick
@@ -106,6 +108,9 @@ const results = {
   inside: null,
   /** Each real model's page Run against the engine alone (bench-page-run.mjs). */
   page_run: {},
+  /** Every core: the native CLI and llama.cpp, each on `cores` threads, per real model. */
+  cores: CORES,
+  threads_models: {},
   failures: [],
 };
 
@@ -114,6 +119,12 @@ for (const m of models) plan.push([`Chromium engine: ${m}`, () => browserEngine(
 for (const m of models) plan.push([`native CLI: ${m}`, () => nativeEngine(m)]);
 for (const m of reals) plan.push([`native CLI: ${m}, ${MEMORY_TOKENS} tokens cached (peak RSS)`, () => nativeMemory(m)]);
 for (const m of reals) plan.push([`llama.cpp: ${m}`, () => llamaCpp(m)]);
+// Every core: the engine's kernels split across threads natively; llama.cpp
+// on as many threads beside it (the browser build runs one thread).
+if (CORES > 1) {
+  for (const m of reals) plan.push([`native CLI: ${m} on ${CORES} threads`, () => nativeEngine(m, CORES)]);
+  for (const m of reals) plan.push([`llama.cpp: ${m} on ${CORES} threads`, () => llamaCpp(m, CORES)]);
+}
 if (reals.length) plan.push(["Chromium: a blank page's memory (the floor under the tab figures)", blankPage]);
 for (const m of reals) plan.push([`Chromium: the playground tab's memory, ${m} with ${MEMORY_TOKENS} tokens cached`, () => tabMemory(m)]);
 if (existsSync(F16_COPY)) plan.push([`Chromium: the playground tab's memory, SmolLM2's F16 copy opened as a user's file`, tabMemoryF16]);
@@ -171,14 +182,15 @@ async function browserEngine(m) {
   (results.engine[m] ??= {}).browser = figures;
 }
 
-async function nativeEngine(m) {
+async function nativeEngine(m, threads = 1) {
   // The same lengths as in the browser (which knows the model's context).
   const context = results.engine[m]?.browser?.info?.context;
   if (!context) throw new Error("no context known for this model (its browser measure failed)");
   const { prefill, decode } = benchLengths(context);
   const figures = await runJson(NEXTTOKEN, ["bench", "--model", cliModel(m), "--prefill", String(prefill), "--decode", String(decode),
-    "--repeats", String(SIZE.nativeRepeats), "--threads", "1", ...(m === SMOL ? ["--inside"] : [])]);
-  (results.engine[m] ??= {}).native = figures;
+    "--repeats", String(SIZE.nativeRepeats), "--threads", String(threads), ...(m === SMOL && threads === 1 ? ["--inside"] : [])]);
+  if (threads === 1) (results.engine[m] ??= {}).native = figures;
+  else (results.threads_models[m] ??= {}).native = figures;
 }
 
 async function nativeMemory(m) {
@@ -189,10 +201,12 @@ async function nativeMemory(m) {
   if (m === SMOL) results.native_memory = results.native_memory_models[m];
 }
 
-async function llamaCpp(m) {
+async function llamaCpp(m, threads = 1) {
   const { prefill, decode } = benchLengths(results.engine[m]?.browser?.info?.context ?? 2048);
-  results.llamacpp_models[m] = await runJson("python3", ["pkg-scripts/bench-llamacpp", GGUFS[m], "--threads", "1", "--repeats", String(SIZE.llamaRepeats),
+  const figures = await runJson("python3", ["pkg-scripts/bench-llamacpp", GGUFS[m], "--threads", String(threads), "--repeats", String(SIZE.llamaRepeats),
     "--decode-prompt", String(prefill), "--decode-tokens", String(decode)]);
+  if (threads !== 1) { (results.threads_models[m] ??= {}).llamacpp = figures; return; }
+  results.llamacpp_models[m] = figures;
   if (m === SMOL) results.llamacpp = results.llamacpp_models[m];
 }
 

@@ -71,7 +71,7 @@ export function renderSection(r) {
     `${m.cores} cores of \`${m.cpu}\` (${m.simd.join(", ") || "no AVX"}), ${m.memory_gib} GiB, load average ` +
     `${m.loadavg_start[0]} at the start and ${m.loadavg_end?.[0] ?? "?"} at the end; engine and page at ${src} ` +
     `(\`www/pkg\` from \`pkg-scripts/build\`: release, +simd128, wasm-opt -O3); ${m.chromium ?? "Chromium"} headless; Node ${m.node}; ` +
-    `${m.rustc ?? "rustc"}${llama ? `; ${llama.version}` : ""}. Everything runs on one thread. The JSON of the run is ` +
+    `${m.rustc ?? "rustc"}${llama ? `; ${llama.version}` : ""}. Everything runs on one thread but the "Every core" figures. The JSON of the run is ` +
     "`target/bench/latest.json` (the run before it, `previous.json`).");
   if (r.failures.length) out.push(`\n**Not measured in this run:** ${r.failures.map((f) => `${f.measure} (${f.error})`).join("; ")}.`);
 

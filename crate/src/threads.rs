@@ -89,7 +89,7 @@ mod tests {
     use super::*;
 
     /// Each value from its row and column alone, as a kernel computes it.
-    fn fill(rows: usize, n: usize) -> impl Fn(Range<usize>, &mut [f32]) + Sync {
+    fn fill(rows: usize) -> impl Fn(Range<usize>, &mut [f32]) + Sync {
         move |cols: Range<usize>, dst: &mut [f32]| {
             let w = cols.len();
             for r in 0..rows {
@@ -106,7 +106,7 @@ mod tests {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             for (rows, n) in [(1, 1000), (1, 33), (5, 1000), (3, 97), (64, 130)] {
                 let mut out = vec![f32::NAN; rows * n];
-                pool.install(|| split_columns(&mut out, rows, n, usize::MAX, 0, fill(rows, n)));
+                pool.install(|| split_columns(&mut out, rows, n, usize::MAX, 0, fill(rows)));
                 assert!(out.iter().all(|v| !v.is_nan()), "{threads} threads, {rows}×{n}: every value written");
                 for r in 0..rows {
                     for c in 0..n {

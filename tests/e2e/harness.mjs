@@ -155,7 +155,9 @@ export async function waitForReady(page, timeoutMs = 60000) {
  * Wait until `predicate(view, arg)` holds for the page's store view.
  * Playwright's waitForFunction takes any returned promise as a truthy
  * answer, so the store is imported once and the predicate polled
- * synchronously on each frame.
+ * synchronously on each frame. The predicate goes to Playwright as source
+ * text, which Playwright evaluates itself: the page's CSP refuses an eval of
+ * the page's own.
  * @param {import("playwright-core").Page} page
  * @param {(view: any, arg: any) => any} predicate
  * @param {any} [arg]
@@ -163,7 +165,7 @@ export async function waitForReady(page, timeoutMs = 60000) {
  */
 export async function waitForView(page, predicate, arg, timeoutMs = 60000) {
   await page.evaluate(async () => { globalThis.__storeView = (await import("./state/store.js")).view; });
-  await page.waitForFunction(([source, a]) => (0, eval)(`(${source})`)(globalThis.__storeView, a), [predicate.toString(), arg], { timeout: timeoutMs });
+  await page.waitForFunction(`(a) => (${predicate.toString()})(globalThis.__storeView, a)`, arg, { timeout: timeoutMs });
 }
 
 /**

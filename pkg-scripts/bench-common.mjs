@@ -1,6 +1,7 @@
 // What the benchmark scripts share: their command-line options, the
 // statistics they report, the one JSON line each prints for pkg-scripts/bench
-// (with --json), and the prefill and decode lengths of a model.
+// (with --json), the prefill and decode lengths of a model, and one timed
+// Run of the playground page.
 // Speed is measured, never asserted: nothing here fails on a slow figure.
 
 import path from "node:path";
@@ -108,4 +109,25 @@ export function describeMs(ms) {
 export function benchLengths(context) {
   const prefill = Math.max(1, Math.min(64, Math.floor(context / 2)));
   return { prefill, decode: Math.max(1, Math.min(128, context - prefill)) };
+}
+
+/**
+ * On a playground page opened with `bench=1` and max_new = `tokens`: Reset,
+ * then one Run of `tokens` tokens, timed from the click to the last token
+ * shown and the Run button back; with the worker's time per token
+ * (bench/bench.js's __ntpSteps) and the engine call's part of it.
+ * @param {import("playwright-core").Page} page
+ * @param {number} tokens
+ * @returns {Promise<{ step: number[], engine: number[], perSecond: number }>}
+ */
+export async function timedRun(page, tokens) {
+  await page.click("#btn-reset");
+  await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 0, null, { timeout: 60000 });
+  await page.evaluate(() => { window.__ntpSteps.length = 0; window.__ntpStepsEngine.length = 0; });
+  const t0 = Date.now();
+  await page.click("#btn-run");
+  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length >= n && document.querySelector("#btn-run").textContent === "Run",
+    tokens, { timeout: 300000 });
+  const seconds = (Date.now() - t0) / 1000;
+  return { step: await page.evaluate(() => window.__ntpSteps.slice()), engine: await page.evaluate(() => window.__ntpStepsEngine.slice()), perSecond: tokens / seconds };
 }

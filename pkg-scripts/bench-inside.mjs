@@ -15,7 +15,7 @@
 //   (after pkg-scripts/build)
 
 import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
-import { positionals, intOption, say, emitJson, describeMs, stats } from "./bench-common.mjs";
+import { positionals, intOption, say, emitJson, describeMs, stats, timedRun } from "./bench-common.mjs";
 
 const [model = "smollm2-135m", tokensArg = "32"] = positionals();
 const tokens = Number(tokensArg);
@@ -35,11 +35,11 @@ try {
   const query = `model=${encodeURIComponent(model)}&panels=${PANELS}&temperature=0&nostop=1&max_new=${tokens}&tour=0&bench=1`;
   const { page, errors } = await openPage(browser, new URL(`index.html?${query}`, server.url).href);
   await waitForReady(page, 300000);
-  await runOnce(page); // the first run warms the engine's code paths up; not counted
+  await timedRun(page, tokens); // the first run warms the engine's code paths up; not counted
   for (let round = 1; round <= rounds; round++) {
     for (const mode of /** @type {const} */ (["closed", "open"])) {
       await setInside(page, mode === "open");
-      const { step, engine, perSecond } = await runOnce(page);
+      const { step, engine, perSecond } = await timedRun(page, tokens);
       figures[mode].step.push(...step);
       figures[mode].engine.push(...engine);
       figures[mode].tokens_per_s.push(perSecond);
@@ -74,21 +74,4 @@ emitJson({ ...figures, closed: { ...figures.closed, step: closed, engine: stats(
 async function setInside(page, on) {
   if ((await page.isChecked("#show-inside")) !== on) await page.click("#show-inside");
   if (on) await page.waitForSelector("#p-inside .body[data-state=shown]", { timeout: 60000 });
-}
-
-/**
- * Reset, then one Run of `tokens` tokens.
- * @param {import("playwright-core").Page} page
- * @returns {Promise<{ step: number[], perSecond: number }>}
- */
-async function runOnce(page) {
-  await page.click("#btn-reset");
-  await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 0, null, { timeout: 60000 });
-  await page.evaluate(() => { window.__ntpSteps.length = 0; window.__ntpStepsEngine.length = 0; });
-  const t0 = Date.now();
-  await page.click("#btn-run");
-  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length >= n && document.querySelector("#btn-run").textContent === "Run",
-    tokens, { timeout: 300000 });
-  const seconds = (Date.now() - t0) / 1000;
-  return { step: await page.evaluate(() => window.__ntpSteps.slice()), engine: await page.evaluate(() => window.__ntpStepsEngine.slice()), perSecond: tokens / seconds };
 }

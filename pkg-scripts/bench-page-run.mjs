@@ -19,7 +19,7 @@
 //   (after pkg-scripts/build)
 
 import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
-import { positionals, intOption, say, emitJson, describeMs, median } from "./bench-common.mjs";
+import { positionals, intOption, say, emitJson, describeMs, median, timedRun } from "./bench-common.mjs";
 
 const [model = "smollm2-135m", tokensArg = "64"] = positionals();
 const tokens = Number(tokensArg);
@@ -48,11 +48,11 @@ try {
   const settings = await page.evaluate(async () => (await import("./state/store.js")).engineSettings());
   figures.settings = settings;
   // Warm-ups, not counted: compiled code, caches and the first run's allocations.
-  await runPage(page);
+  await timedRun(page, tokens);
   await bare.evaluate(decodeAlone, { prompt: PROMPT, tokens, settings });
   for (let round = 1; round <= rounds; round++) {
     const alone = await bare.evaluate(decodeAlone, { prompt: PROMPT, tokens, settings });
-    const run = await runPage(page);
+    const run = await timedRun(page, tokens);
     figures.engine_tok_s.push(alone);
     figures.page_tok_s.push(run.perSecond);
     figures.worker_step_ms.push(...run.step);
@@ -74,22 +74,6 @@ say(`${model}: the page's Run ${figures.page_tok_s_median.toFixed(1)} tokens/s a
   `${figures.ratio.toFixed(3)}× (goal: at least 0.9)`);
 emitJson(figures);
 
-/**
- * Reset, then one Run of `tokens` tokens.
- * @param {import("playwright-core").Page} page
- * @returns {Promise<{ step: number[], engine: number[], perSecond: number }>}
- */
-async function runPage(page) {
-  await page.click("#btn-reset");
-  await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 0, null, { timeout: 60000 });
-  await page.evaluate(() => { window.__ntpSteps.length = 0; window.__ntpStepsEngine.length = 0; });
-  const t0 = Date.now();
-  await page.click("#btn-run");
-  await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok").length >= n && document.querySelector("#btn-run").textContent === "Run",
-    tokens, { timeout: 300000 });
-  const seconds = (Date.now() - t0) / 1000;
-  return { step: await page.evaluate(() => window.__ntpSteps.slice()), engine: await page.evaluate(() => window.__ntpStepsEngine.slice()), perSecond: tokens / seconds };
-}
 
 /**
  * Runs in the bare page: the engine and the model into window.__pg, built

@@ -91,8 +91,8 @@ pub fn matmul_on(path: KernelPath, p: &Product, out: &mut [f32]) {
     })
 }
 
-/// Below this much work (weight bytes times input rows) a product stays on
-/// one thread: waking rayon's threads for a band costs tens of microseconds,
+/// Below this much work (weight bytes times input rows) a product (and
+/// `dense::xwt`) stays on one thread: waking rayon's threads for a band costs tens of microseconds,
 /// as much as a decode step's product of a few hundred KB (at a 64 KB
 /// threshold SmolLM2 decoded at 63 tok/s on 2 threads against 86 on one, in
 /// the same `pkg-scripts/bench` run). A decode step now splits its LM head;

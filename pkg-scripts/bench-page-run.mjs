@@ -13,25 +13,29 @@
 // at least 0.9); the page's worker's time per token (bench/bench.js's
 // __ntpSteps) and the engine call's part of it come beside, to tell the
 // worker's extra work from the page's. Speed is measured here, never asserted.
+// With --threads=N the page asks its engine for N threads (URL `threads`)
+// and the figures say how many it got; the engine alone stays on one (it
+// runs on the bare page's own thread, where a thread pool cannot wait).
 //
-// Usage: node pkg-scripts/bench-page-run.mjs [model] [tokens] [--rounds=N] [--json]
-//   model: default smollm2-135m; tokens: per run (default 64); rounds (default 3)
+// Usage: node pkg-scripts/bench-page-run.mjs [model] [tokens] [--rounds=N] [--threads=N] [--json]
+//   model: default smollm2-135m; tokens: per run (default 64); rounds (default 3); threads (default 1)
 //   (after pkg-scripts/build)
 
-import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
+import { startServer, launchBrowser, openPage, waitForReady, waitForView } from "../tests/e2e/harness.mjs";
 import { positionals, intOption, say, emitJson, describeMs, median, timedRun } from "./bench-common.mjs";
 
 const [model = "smollm2-135m", tokensArg = "64"] = positionals();
 const tokens = Number(tokensArg);
 const rounds = intOption("rounds", 3, 1);
+const threads = intOption("threads", 1, 1);
 if (!Number.isInteger(tokens) || tokens < 2) {
-  console.error("usage: node pkg-scripts/bench-page-run.mjs [model] [tokens >= 2] [--rounds=N] [--json]");
+  console.error("usage: node pkg-scripts/bench-page-run.mjs [model] [tokens >= 2] [--rounds=N] [--threads=N] [--json]");
   process.exit(2);
 }
 /** One prompt for both, short enough to leave the run most of the time. */
 const PROMPT = "The capital of France is";
 
-const figures = { model, tokens, rounds, prompt: PROMPT, page_tok_s: [], engine_tok_s: [], worker_step_ms: [], worker_engine_ms: [], ratio: null, problems: [] };
+const figures = { model, tokens, rounds, threads, threads_in_force: null, prompt: PROMPT, page_tok_s: [], engine_tok_s: [], worker_step_ms: [], worker_engine_ms: [], ratio: null, problems: [] };
 const server = await startServer();
 const browser = await launchBrowser();
 try {
@@ -41,8 +45,12 @@ try {
   // No stop string and the end token banned: every run makes all its tokens.
   const query = new URLSearchParams({ model, prompt: PROMPT, temperature: "0", nostop: "1", max_new: String(tokens), tour: "0", bench: "1" });
   if (eos !== null && eos !== undefined) query.set("banned", String(eos));
+  query.set("threads", String(threads));
   const { page, errors } = await openPage(browser, new URL(`index.html?${query}`, server.url).href);
   await waitForReady(page, 300000);
+  await waitForView(page, (view) => view.threads !== null);
+  figures.threads_in_force = await page.evaluate(async () => (await import("./state/store.js")).view.threads);
+  if (figures.threads_in_force.threads !== threads) figures.problems.push(`asked for ${threads} threads, the engine uses ${figures.threads_in_force.threads}: ${figures.threads_in_force.reason}`);
   // The page's own settings (greedy, its default rules, the end token banned
   // by nostop): both do the same engine work, and the difference is the page's.
   const settings = await page.evaluate(async () => (await import("./state/store.js")).engineSettings());
@@ -70,7 +78,7 @@ try {
 figures.page_tok_s_median = median(figures.page_tok_s);
 figures.engine_tok_s_median = median(figures.engine_tok_s);
 figures.ratio = figures.page_tok_s_median / figures.engine_tok_s_median;
-say(`${model}: the page's Run ${figures.page_tok_s_median.toFixed(1)} tokens/s against the engine alone ${figures.engine_tok_s_median.toFixed(1)}: ` +
+say(`${model}: the page's Run on ${figures.threads_in_force?.threads ?? "?"} thread(s) ${figures.page_tok_s_median.toFixed(1)} tokens/s against the engine alone ${figures.engine_tok_s_median.toFixed(1)}: ` +
   `${figures.ratio.toFixed(3)}× (goal: at least 0.9)`);
 emitJson(figures);
 

@@ -108,7 +108,7 @@ const results = {
   inside: null,
   /** Each real model's page Run against the engine alone (bench-page-run.mjs). */
   page_run: {},
-  /** Every core: the native CLI and llama.cpp, each on `cores` threads, per real model. */
+  /** Every core: the native CLI, llama.cpp and the page's Run, each on `cores` threads, per real model. */
   cores: CORES,
   threads_models: {},
   failures: [],
@@ -119,8 +119,8 @@ for (const m of models) plan.push([`Chromium engine: ${m}`, () => browserEngine(
 for (const m of models) plan.push([`native CLI: ${m}`, () => nativeEngine(m)]);
 for (const m of reals) plan.push([`native CLI: ${m}, ${MEMORY_TOKENS} tokens cached (peak RSS)`, () => nativeMemory(m)]);
 for (const m of reals) plan.push([`llama.cpp: ${m}`, () => llamaCpp(m)]);
-// Every core: the engine's kernels split across threads natively; llama.cpp
-// on as many threads beside it (the browser build runs one thread).
+// Every core: the engine's kernels split across threads natively and in the
+// page (its worker's helper threads); llama.cpp on as many threads beside it.
 if (CORES > 1) {
   for (const m of reals) plan.push([`native CLI: ${m} on ${CORES} threads`, () => nativeEngine(m, CORES)]);
   for (const m of reals) plan.push([`llama.cpp: ${m} on ${CORES} threads`, () => llamaCpp(m, CORES)]);
@@ -131,6 +131,7 @@ if (existsSync(F16_COPY)) plan.push([`Chromium: the playground tab's memory, Smo
 for (const m of ["bard", ...reals]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
 if (hasSmol) plan.push(["page: SmolLM2's Run with the inside panel closed and open", insideFigures]);
 for (const m of reals) plan.push([`page: ${m}'s Run against the engine alone`, () => pageRunFigures(m)]);
+if (CORES > 1) for (const m of reals) plan.push([`page: ${m}'s Run on ${CORES} threads`, () => pageRunFigures(m, CORES)]);
 for (const m of ["bard", ...reals]) {
   plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
   plan.push([`page load, warm: ${m}`, () => loadFigures(m, true)]);
@@ -252,8 +253,10 @@ async function insideFigures() {
   results.inside = await runJson("node", ["pkg-scripts/bench-inside.mjs", SMOL, String(SIZE.insideTokens), `--rounds=${SIZE.insideRounds}`, "--json"]);
 }
 
-async function pageRunFigures(m) {
-  results.page_run[m] = await runJson("node", ["pkg-scripts/bench-page-run.mjs", m, String(SIZE.runTokens), `--rounds=${SIZE.runRounds}`, "--json"]);
+async function pageRunFigures(m, threads = 1) {
+  const figures = await runJson("node", ["pkg-scripts/bench-page-run.mjs", m, String(SIZE.runTokens), `--rounds=${SIZE.runRounds}`, `--threads=${threads}`, "--json"]);
+  if (threads === 1) results.page_run[m] = figures;
+  else (results.threads_models[m] ??= {}).page_run = figures;
 }
 
 async function loadFigures(m, warm) {

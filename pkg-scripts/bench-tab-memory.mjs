@@ -25,11 +25,15 @@
 // GGUF file…" input, as a user opens their own; the prompt is then typed and
 // the 24 tokens stepped. The peak counts both models; kv-demo's is a few KB.
 //
-//   node pkg-scripts/bench-tab-memory.mjs [--tokens=1024] [--model=NAME | --file=PATH] [--json]
+// With --threads=N the page asks its engine for N threads (URL `threads`;
+// default: the page's own default, auto): its helper workers share the
+// engine's memory, so what they add is their own stacks and JavaScript heaps.
+//
+//   node pkg-scripts/bench-tab-memory.mjs [--tokens=1024] [--model=NAME | --file=PATH] [--threads=N] [--json]
 // Needs pkg-scripts/build and the model's fetch script (pkg-scripts/fetch-smollm2). The figures are one
 // JSON line, the last on stdout (with --json); readable lines go to stderr.
 
-import { startServer, launchBrowser, openPage, waitForReady, rendererMemory, watchRendererMemory } from "../tests/e2e/harness.mjs";
+import { startServer, launchBrowser, openPage, waitForReady, rendererMemory, watchRendererMemory, engineWorker } from "../tests/e2e/harness.mjs";
 import { intOption, option, say, emitJson } from "./bench-common.mjs";
 import path from "node:path";
 
@@ -37,6 +41,8 @@ const TOKENS = intOption("tokens", 1024, 25);
 const STEPS = 24;
 const FILE = option("file", null);
 const MODEL = FILE ? path.basename(FILE) : option("model", "smollm2-135m");
+const THREADS = option("threads", null);
+const threadsParam = THREADS === null ? "" : `&threads=${encodeURIComponent(THREADS)}`;
 
 const server = await startServer();
 const browser = await launchBrowser();
@@ -53,7 +59,7 @@ try {
   const watch = watchRendererMemory(browser);
   const t0 = Date.now();
   if (FILE) {
-    await page.goto(new URL("index.html?model=kv-demo&temperature=0&nostop=1", server.url).href);
+    await page.goto(new URL(`index.html?model=kv-demo&temperature=0&nostop=1${threadsParam}`, server.url).href);
     await waitForReady(page, 600000);
     await page.setInputFiles("#gguf-file", FILE);
     await page.waitForFunction(() => document.body.dataset.ready === "false", null, { timeout: 60000 });
@@ -67,7 +73,7 @@ try {
       await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok[data-step]").length >= n, i, { timeout: 600000 });
     }
   } else {
-    const query = `model=${MODEL}&prompt=${encodeURIComponent(prompt)}&steps=${STEPS}&temperature=0&nostop=1`;
+    const query = `model=${MODEL}&prompt=${encodeURIComponent(prompt)}&steps=${STEPS}&temperature=0&nostop=1${threadsParam}`;
     await page.goto(new URL(`index.html?${query}`, server.url).href);
     await waitForReady(page, 600000);
     await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok[data-step]").length >= n, STEPS, { timeout: 600000 });
@@ -78,19 +84,20 @@ try {
   const kvText = await page.evaluate(() => document.querySelector("#p-kv")?.innerText ?? "");
   const held = Number(/([\d,]+) of [\d,]+ positions/.exec(kvText)?.[1]?.replace(/,/g, ""));
   if (held !== TOKENS && held !== TOKENS + 1) throw new Error(`the cache holds ${held} positions, not ${TOKENS} (KV panel: ${JSON.stringify(kvText.slice(0, 120))})`);
-  const workerWasm = await page.workers()[0].evaluate(() => self.__ntpWasmBytes());
+  const workerWasm = await engineWorker(page).evaluate(() => self.__ntpWasmBytes());
   const pageWasm = await page.evaluate(() => self.__ntpWasmBytes?.() ?? 0);
   const now = await rendererMemory(browser);
   const dump = await chromeMemoryDump(browser);
   const tab = dump.find((d) => d.pid === now.pid) ?? dump.sort((a, b) => b.footprint_mb - a.footprint_mb)[0];
+  const threads = await page.evaluate(async () => (await import("./state/store.js")).view.threads?.threads ?? null);
   figures = {
-    model: MODEL, tokens: held, seconds,
+    model: MODEL, tokens: held, seconds, threads,
     private_peak_mb: peak.anon, private_mb: now.anon, footprint_mb: tab?.footprint_mb ?? null,
     resident_mb: now.rss, resident_peak_mb: peak.hwm,
     worker_wasm_mb: workerWasm / 2 ** 20, page_wasm_mb: pageWasm / 2 ** 20,
     allocators: tab?.allocators ?? [],
   };
-  say(`playground tab, ${MODEL}, ${held} tokens cached (${seconds.toFixed(1)} s): private peak ${peak.anon.toFixed(0)} MB, ` +
+  say(`playground tab, ${MODEL}, ${held} tokens cached, ${threads} thread(s) (${seconds.toFixed(1)} s): private peak ${peak.anon.toFixed(0)} MB, ` +
     `now ${now.anon.toFixed(0)} MB; Chrome's footprint ${figures.footprint_mb?.toFixed(0)} MB; resident ${now.rss.toFixed(0)} MB ` +
     `(peak ${peak.hwm.toFixed(0)} MB); wasm: worker ${figures.worker_wasm_mb.toFixed(1)} MB, page ${figures.page_wasm_mb.toFixed(1)} MB`);
   say(`  largest allocators: ${figures.allocators.map(([n, mb]) => `${n} ${mb.toFixed(1)}`).join(", ")}`);

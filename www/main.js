@@ -37,6 +37,7 @@ import { wireKeyboard } from "./controls/keyboard.js";
 import { wireTour } from "./panels/tour.js";
 import { wireLessons } from "./lessons/lessons.js";
 import { wireConfigIo } from "./controls/config-io.js";
+import { wireThreads } from "./controls/threads.js";
 import { wireCompare } from "./controls/compare.js";
 import { isolate } from "./isolation.js";
 
@@ -50,6 +51,7 @@ async function boot() {
   document.body.classList.toggle("embed", state.embed);
   for (const p of parsed.problems) say(p, "error");
   wireControls();
+  wireThreads();
   wireConfigIo();
   wireGeneration();
   wireEmbedCode();

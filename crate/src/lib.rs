@@ -4,6 +4,10 @@
 //! a visible pipeline, the seeded RNG, tokenizers, the generation session and
 //! its per-step report, and (on wasm32) the browser facade.
 
+// The wasm thread pool sleeps and wakes with `memory.atomic.wait32`, still
+// unstable in core::arch (pkg-scripts/build sets RUSTC_BOOTSTRAP for it).
+#![cfg_attr(all(target_arch = "wasm32", target_feature = "atomics"), feature(stdarch_wasm_atomic_wait))]
+
 pub mod backend;
 pub mod beam;
 pub mod builtin;

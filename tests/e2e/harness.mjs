@@ -358,6 +358,52 @@ export async function recordWorkerMessages(page) {
 }
 
 /**
+ * The page's engine worker (www/worker/worker.js), among its workers: its
+ * helper threads (thread-helper.js) are workers too, and never answer an
+ * evaluate, since their thread belongs to the engine's thread pool.
+ * @param {import("playwright-core").Page} page
+ * @returns {import("playwright-core").Worker|undefined}
+ */
+export function engineWorker(page) {
+  return page.workers().find((w) => /\/worker\/worker\.js(\?.*)?$/.test(w.url()));
+}
+
+/**
+ * Serve `page` the real engine with one addition: its worker's
+ * `Playground.step` throws what a Rust panic gives in wasm (a RuntimeError
+ * "unreachable") once, after the test sets `self.__ntpPanicOnce` in the
+ * engine worker (`engineWorker(page)`). Call before the page is opened.
+ * @param {import("playwright-core").Page} page
+ */
+export async function serveEngineThatPanicsOnce(page) {
+  await page.route("**/pkg/nexttoken.js", async (route) => {
+    const res = await route.fetch();
+    const body = `${await res.text()}
+const __ntpRealStep = Playground.prototype.step;
+Playground.prototype.step = function (s) {
+  if (self.__ntpPanicOnce) { self.__ntpPanicOnce = false; throw new WebAssembly.RuntimeError("unreachable"); }
+  return __ntpRealStep.call(this, s);
+};`;
+    await route.fulfill({ response: res, body });
+  });
+}
+
+/**
+ * Wait until the page's engine worker is another than `old` (a restarted
+ * one): the old one leaves the page's list once its helpers have ended too.
+ * @param {import("playwright-core").Page} page
+ * @param {import("playwright-core").Worker|undefined} old
+ * @returns {Promise<import("playwright-core").Worker|undefined>} the new one (undefined: none in 10 s)
+ */
+export async function nextEngineWorker(page, old) {
+  for (const end = Date.now() + 10000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    const now = engineWorker(page);
+    if (now && now !== old) return now;
+  }
+  return undefined;
+}
+
+/**
  * The wasm engine in `page` (already on the test server) with a GGUF file
  * streamed in as the worker does it, and for each prompt its token ids and
  * the top 50 raw logits (llama.cpp's top 10 are among them whenever the

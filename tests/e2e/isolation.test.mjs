@@ -28,7 +28,7 @@ import path from "node:path";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import {
-  startServer, launchBrowser, launchFirefox, openPage, waitForReady, forgiveAbsentIndex, WWW_ROOT,
+  startServer, launchBrowser, launchFirefox, openPage, waitForReady, forgiveAbsentIndex, WWW_ROOT, engineWorker,
 } from "./harness.mjs";
 import { ISOLATION_HEADERS, startStaticServer } from "../../pkg-scripts/static-server.mjs";
 
@@ -110,11 +110,13 @@ const inspect = (where) => where.evaluate(async () => {
 });
 
 /**
- * Whether each of the page's workers (the engine's) is cross-origin isolated.
+ * Whether the page's engine worker is cross-origin isolated (its helper
+ * threads are workers too, but their thread is the pool's: they answer no
+ * evaluate).
  * @param {import("playwright-core").Page} page
  * @returns {Promise<boolean[]>}
  */
-const workersIsolated = (page) => Promise.all(page.workers().map((w) => w.evaluate(() => self.crossOriginIsolated)));
+const workersIsolated = async (page) => { const w = engineWorker(page); return w ? [await w.evaluate(() => self.crossOriginIsolated)] : []; };
 
 /**
  * Open url in Chromium with the documents it loads counted (a reload is one more).

@@ -13,7 +13,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startSuite, stopSuite, openPage, waitForReady, forgiveAbsentIndex, rendererMemory, watchRendererMemory } from "./harness.mjs";
+import { startSuite, stopSuite, openPage, waitForReady, forgiveAbsentIndex, rendererMemory, watchRendererMemory, engineWorker } from "./harness.mjs";
 
 let server;
 let browser;
@@ -67,7 +67,7 @@ test("run to the context limit, rewind and re-run many times: the same tokens, a
   });
   await page.goto(new URL("index.html?model=bard&prompt=ROMEO:&temperature=0.9&top_k=50&seed=5&max_new=4096&nostop=1", server.url).href);
   await waitForReady(page);
-  const wasmBytes = () => page.workers()[0].evaluate(() => self.__ntpWasmBytes());
+  const wasmBytes = () => engineWorker(page).evaluate(() => self.__ntpWasmBytes());
   const t0 = Date.now();
   const first = await runToTheLimit(page);
   const n = first.length;

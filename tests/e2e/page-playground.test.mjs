@@ -8,7 +8,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startSuite, stopSuite, openPage, waitForReady, screenshot, openPlaygroundIn, forgiveAbsentIndex } from "./harness.mjs";
+import { startSuite, stopSuite, openPage, waitForReady, screenshot, openPlaygroundIn, forgiveAbsentIndex, engineWorker, nextEngineWorker, serveEngineThatPanicsOnce } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -316,19 +316,8 @@ test("the course's toy models: edited logits reach the engine, the retrained big
 });
 
 test("a panic in wasm becomes a readable message; the engine restarts with the prompt, settings and tokens", async () => {
-  // Serve the real engine with one addition: step() throws the RuntimeError
-  // a Rust panic gives ("unreachable") once, when the worker is told to.
   const { page, errors } = await openPage(browser, "about:blank");
-  await page.route("**/pkg/nexttoken.js", async (route) => {
-    const res = await route.fetch();
-    const body = `${await res.text()}
-const __ntpRealStep = Playground.prototype.step;
-Playground.prototype.step = function (s) {
-  if (self.__ntpPanicOnce) { self.__ntpPanicOnce = false; throw new WebAssembly.RuntimeError("unreachable"); }
-  return __ntpRealStep.call(this, s);
-};`;
-    await route.fulfill({ response: res, body });
-  });
+  await serveEngineThatPanicsOnce(page);
   await page.goto(new URL("index.html?model=kv-demo&prompt=abc&temperature=0.8&steps=2", server.url).href);
   await waitForReady(page);
   const before = await page.textContent("#p-output [data-slot=text]");
@@ -337,14 +326,14 @@ Playground.prototype.step = function (s) {
   await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 0);
   await page.click("#btn-step");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 1);
-  const worker = page.workers()[0];
+  const worker = engineWorker(page);
   await worker.evaluate(() => { self.__ntpPanicOnce = true; });
   await page.click("#btn-step");
   await page.waitForFunction(() => /internal error \(unreachable\)/.test(document.querySelector("#messages").textContent));
   await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 1);
   assert.equal(await page.inputValue("#prompt"), "abca");
   assert.equal(await page.inputValue("#ctl-temperature"), "0.8");
-  assert.notEqual(page.workers()[0], worker, "a fresh worker");
+  assert.ok(await nextEngineWorker(page, worker), "a fresh worker");
   // and it still works
   await page.click("#btn-step");
   await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 2);

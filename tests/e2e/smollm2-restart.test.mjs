@@ -15,7 +15,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT, SMOLLM2_FILE, needSmollm2, startSuite, stopSuite, waitForReady, screenshot } from "./harness.mjs";
+import { REPO_ROOT, SMOLLM2_FILE, needSmollm2, startSuite, stopSuite, waitForReady, screenshot, engineWorker, nextEngineWorker, serveEngineThatPanicsOnce } from "./harness.mjs";
 
 const HAVE = existsSync(SMOLLM2_FILE);
 const LOAD_MS = 240000;
@@ -43,18 +43,7 @@ async function openSmol() {
   page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
   page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
   page.setDefaultTimeout(LOAD_MS);
-  // The real engine with one addition: step() throws what a Rust panic
-  // gives in wasm (a RuntimeError "unreachable") once, when told to.
-  await page.route("**/pkg/nexttoken.js", async (route) => {
-    const res = await route.fetch();
-    const body = `${await res.text()}
-const __ntpRealStep = Playground.prototype.step;
-Playground.prototype.step = function (s) {
-  if (self.__ntpPanicOnce) { self.__ntpPanicOnce = false; throw new WebAssembly.RuntimeError("unreachable"); }
-  return __ntpRealStep.call(this, s);
-};`;
-    await route.fulfill({ response: res, body });
-  });
+  await serveEngineThatPanicsOnce(page);
   const query = new URLSearchParams({ model: "smollm2-135m", prompt: PROMPT, temperature: "0", nostop: "1" });
   await page.goto(new URL(`index.html?${query}`, server.url).href);
   await waitForReady(page, LOAD_MS);
@@ -86,14 +75,14 @@ test("a panic in the engine on SmolLM2 is reported, the worker restarts and the 
   const { page, errors } = await openSmol();
   await stepTo(page, 1);
   await stepTo(page, 2);
-  const worker = page.workers()[0];
+  const worker = engineWorker(page);
   await worker.evaluate(() => { self.__ntpPanicOnce = true; });
   const t0 = Date.now();
   await page.click("#btn-step");
   await page.waitForFunction(() => /internal error \(unreachable\)/.test(document.querySelector("#messages").textContent));
   await page.waitForFunction(() => document.body.dataset.ready === "true" && document.querySelectorAll("#p-output .tok").length === 2);
   t.diagnostic(`restart (model from the Cache API, session replayed): ${Date.now() - t0} ms`);
-  assert.notEqual(page.workers()[0], worker, "a fresh worker");
+  assert.ok(await nextEngineWorker(page, worker), "a fresh worker");
   assert.equal(new URL(page.url()).searchParams.get("model"), "smollm2-135m", "still the real model");
   assert.match(await page.textContent("#model-facts"), /49152 tokens · 30 layers/);
   assert.equal(await page.inputValue("#prompt"), PROMPT);

@@ -3,6 +3,8 @@
 
 /**
  * @typedef {Object} ClientHooks
+ * @property {() => void} onStart   a worker started (the first, or one after a crash): what every
+ *   engine is told (its threads) goes here, before any other request reaches it
  * @property {(progress: { loaded: number, total: number, what: string, stage?: string }) => void} onProgress
  * @property {(message: string, crashed: boolean) => void} onFatal   the worker died (the next request starts a new one)
  * @property {(msg: { vocab?: { text: string[], display: string[] }, module?: WebAssembly.Module, pending?: object }) => void} onEngineState
@@ -20,7 +22,7 @@ export class EngineClient {
     this.workerUrl = workerUrl;
     this.hooks = hooks;
     this.nextId = 1;
-    /** @type {Map<number, { resolve: Function, reject: Function, onReport?: Function }>} */
+    /** @type {Map<number, { resolve: Function, reject: Function, onReport?: Function, kept?: boolean }>} */
     this.pending = new Map();
     this.previewBusy = false;
     /** @type {{ settings: object, resolve: Function, reject: Function }|null} */
@@ -37,6 +39,7 @@ export class EngineClient {
       e.preventDefault?.();
       this.fail(`The engine could not start; is www/pkg/ built (pkg-scripts/build)? ${e.message || ""}`.trim(), false);
     };
+    this.hooks.onStart();
   }
 
   /**
@@ -95,21 +98,44 @@ export class EngineClient {
    * @returns {Promise<any>}
    */
   request(type, payload = {}, onReport, transfer = []) {
+    return this.send(type, payload, { onReport }, transfer);
+  }
+
+  /**
+   * Send a request whose reply is never stale: it says how the engine works
+   * from now on, whatever view asked (its threads), so dropStale keeps it.
+   * @param {string} type
+   * @param {object} [payload]
+   * @returns {Promise<any>}
+   */
+  tell(type, payload = {}) {
+    return this.send(type, payload, { kept: true });
+  }
+
+  /**
+   * @param {string} type
+   * @param {object} payload
+   * @param {{ onReport?: Function, kept?: boolean }} how
+   * @param {Transferable[]} [transfer]
+   * @returns {Promise<any>}
+   */
+  send(type, payload, how, transfer = []) {
     const id = this.nextId++;
     if (!this.worker) this.startWorker();
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onReport });
+      this.pending.set(id, { resolve, reject, ...how });
       this.worker.postMessage({ id, type, ...payload }, transfer);
     });
   }
 
   /**
-   * Forget every outstanding request except runs: their replies are dropped
-   * when they come (used on reset so an old step cannot paint a new view).
+   * Forget every outstanding request except runs and what `tell` sent: their
+   * replies are dropped when they come (used on reset so an old step cannot
+   * paint a new view).
    */
   dropStale() {
     for (const [id, p] of this.pending) {
-      if (!p.onReport) { this.pending.delete(id); p.reject(new EngineError("superseded", false, true)); }
+      if (!p.onReport && !p.kept) { this.pending.delete(id); p.reject(new EngineError("superseded", false, true)); }
     }
   }
 

@@ -1,10 +1,12 @@
-// The page's link to the engine: the worker client, the rules on this thread
-// (local-preview.js) fed by the worker's reports, and how an engine error is
-// said. What the engine's replies change goes to the store (generation.js,
-// model-load.js); the rest of the page follows the store.
+// The page's link to the engine: the worker client (each new worker told its
+// threads first), the rules on this thread (local-preview.js) fed by the
+// worker's reports, and how an engine error is said. What the engine's
+// replies change goes to the store (generation.js, model-load.js); the rest
+// of the page follows the store.
 
 import { EngineClient, EngineError } from "./client.js";
 import { LocalPreviewer } from "./local-preview.js";
+import { tellThreads } from "./threads.js";
 import { say, showProgress } from "../panels/messages.js";
 import { state, engineSettings, takeTranscript } from "../state/store.js";
 import { scheduleRender } from "../panels/frame.js";
@@ -29,6 +31,7 @@ export const local = new LocalPreviewer((ready) => {
 }, engineSettings, (spent) => client.recycle(spent));
 
 export const client = new EngineClient(new URL("../worker/worker.js", import.meta.url), {
+  onStart: () => { tellThreads(client); },
   onProgress: showProgress,
   onFatal: (message, crashed) => diedHandler(message, crashed),
   onEngineState: (msg) => {

@@ -51,7 +51,7 @@ export function paintAll({ previewOnly = false } = {}) {
       promptTokens: view.transcript.promptTokens, generated: view.transcript.generated,
       stop: r?.stop ?? (view.userStopped ? "user" : null), running: view.running,
     });
-    renderSpeed($("#speed"), view.speed);
+    renderSpeed($("#speed"), view.speed, view.threads);
   }
   if (shown.has("dist")) {
     renderDist($("#p-dist .body"), {

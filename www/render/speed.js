@@ -1,5 +1,6 @@
 // The speed readout under the Step/Run buttons: prefill and decode tokens per
-// second and the last step's time, as the engine's worker measured them.
+// second and the last step's time, as the engine's worker measured them, and
+// the threads it computed them on, as it said them.
 
 import { makeEl, setText, setAttr, ensureSlot } from "./dom.js";
 import { formatCount } from "./format.js";
@@ -29,6 +30,7 @@ function formatMs(ms) {
  * @param {string} label
  * @param {string} value
  * @param {string} detail
+ * @returns {HTMLElement} the figure
  */
 function paintFigure(root, slot, label, value, detail) {
   const el = ensureSlot(root, slot, () => {
@@ -40,6 +42,23 @@ function paintFigure(root, slot, label, value, detail) {
   setText(a, label);
   setText(b, value);
   setText(c, detail);
+  return /** @type {HTMLElement} */ (el);
+}
+
+/**
+ * @typedef {{ threads: number, wanted: number, max: number, isolated: boolean, reason: string|null }} ThreadsInForce
+ *   the engine worker's `threads` reply (www/PROTOCOL.md)
+ */
+
+/**
+ * The threads in force in words: "2 threads", or with fewer than asked
+ * for, "1 thread: " and the worker's reason. Always the worker's count,
+ * never the page's wish.
+ * @param {ThreadsInForce} t
+ * @returns {{ count: string, why: string }} why: "" when all that was asked for is in force
+ */
+export function threadsWords(t) {
+  return { count: `${t.threads} ${t.threads === 1 ? "thread" : "threads"}`, why: t.reason ? `: ${t.reason}` : "" };
 }
 
 /**
@@ -48,8 +67,9 @@ function paintFigure(root, slot, label, value, detail) {
  * empty when a time was too short for the clock).
  * @param {HTMLElement} root
  * @param {import("../state/speed.js").Speed} speed
+ * @param {ThreadsInForce|null} threads what the worker last said of its threads (null: nothing yet)
  */
-export function renderSpeed(root, speed) {
+export function renderSpeed(root, speed, threads) {
   const f = speedFigures(speed);
   root.hidden = !f;
   if (!f) return;
@@ -68,4 +88,29 @@ export function renderSpeed(root, speed) {
   const decodeRate = f.decodeTokens === 0 ? "–" : f.decodeTokS === null ? "too fast to time" : `${short(f.decodeTokS)} tok/s`;
   paintFigure(root, "decode", "decode ", decodeRate, f.decodeTokens === 0 ? " (no token yet)" : decodeDetail);
   paintFigure(root, "last", "last step ", f.lastStepMs === null ? "–" : formatMs(f.lastStepMs), "");
+  paintThreads(root, threads);
+}
+
+/**
+ * The threads figure, after the speeds: the count in bold, the reason for
+ * fewer after it (class speed-why: a phone keeps it for screen readers and
+ * the tooltip only, so the readout keeps its lines); data-threads,
+ * data-wanted and data-max carry the reply's numbers.
+ * @param {Element} root
+ * @param {ThreadsInForce|null} threads
+ */
+function paintThreads(root, threads) {
+  if (!threads) {
+    const shown = /** @type {HTMLElement|null} */ (root.querySelector('[data-slot="threads"]'));
+    if (shown) shown.hidden = true;
+    return;
+  }
+  const { count, why } = threadsWords(threads);
+  const fig = paintFigure(root, "threads", "", count, why);
+  fig.hidden = false;
+  fig.lastElementChild?.classList.add("speed-why");
+  setAttr(fig, "title", `${count}${why}`);
+  setAttr(fig, "data-threads", threads.threads);
+  setAttr(fig, "data-wanted", threads.wanted);
+  setAttr(fig, "data-max", threads.max);
 }

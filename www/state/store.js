@@ -38,6 +38,8 @@ export const view = {
   insideFocus: { layer: 0, head: 0 },   // the inside panel's chosen layer and query head
   insideHover: null,     // { layer, head } under the pointer, shown instead of the focus while there
   compare: emptyCompare(),   // the compare panel: its sides read, the next token under both, the runs
+  threads: null,         // the threads in force, as the engine's worker last said: { threads, wanted, max, isolated, reason }
+                         // (PROTOCOL.md's `threads` reply); null until it has
   running: false,
   userStopped: false,
   loading: false,
@@ -98,7 +100,8 @@ export function currentPrompt() {
  *             the model panel, top-k's range, the score box follow)
  *   settings  settings changed by something other than the form (the form shows them)
  *   inside    a new InsideReport (the "where the answer forms" lesson reads its lens)
- * @typedef {"model"|"settings"|"inside"} Topic
+ *   threads   the engine said how many threads it uses (the threads control says it too)
+ * @typedef {"model"|"settings"|"inside"|"threads"} Topic
  */
 /** @type {Map<Topic, (() => void)[]>} */
 const followers = new Map();
@@ -170,6 +173,11 @@ export function setLogits(logits) {
 /** @param {string|null} kv the KV cache's number type (null: the model's default) */
 export function setKv(kv) {
   state.kv = kv;
+}
+
+/** @param {"auto"|number} want the engine's threads asked for (state/threads.js) */
+export function setThreads(want) {
+  state.threads = want;
 }
 
 /** Forget the model opened from disk (another model was picked). */
@@ -292,10 +300,22 @@ export function setReady(ready) {
   view.ready = ready;
 }
 
-/** The engine died: nothing runs, nothing is ready until the model is back. */
+/** The engine died: nothing runs, nothing is ready until the model is back, and its threads are its successor's to say. */
 export function engineDied() {
   view.running = false;
   view.ready = false;
+  view.threads = null;
+  changed("threads");
+}
+
+/**
+ * What the engine's worker said of its threads (a `threads` reply).
+ * @param {{ threads: number, wanted: number, max: number, isolated: boolean, reason: string|null }} reply
+ */
+export function takeThreads(reply) {
+  const { threads, wanted, max, isolated, reason } = reply;
+  view.threads = { threads, wanted, max, isolated, reason };
+  changed("threads");
 }
 
 /** What was drawn for the previous model (beam tree, bigram training, score report, speed, the inside). */

@@ -6,6 +6,7 @@ import {
   NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, makeDefaultSettings, checkChain, chainInForce, missingStages, withStage,
   parseSequenceBias, formatSequenceBias, ENGINE,
 } from "./settings.js";
+import { DEFAULT_THREADS, parseThreads } from "./threads.js";
 
 /** A number control's URL parameter: the CLI flag's name where it differs from the setting's. */
 const paramOf = (/** @type {{ key: string, param?: string }} */ c) => c.param ?? c.key;
@@ -37,6 +38,7 @@ export const DEFAULT_EMBED_PANELS = ["output", "dist", "rules", "entropy", "cont
  * @property {{ name: string }|null} file  a model opened from the user's disk (not in links)
  * @property {string|null} lesson    the course preset shown (lessons/presets.js checks the name)
  * @property {string|null} kv    the KV cache's numbers, one of KV_TYPES; null = the model's own (f16 for a GGUF file)
+ * @property {"auto"|number} threads  the engine's threads asked for (state/threads.js)
  * @property {{ a: CompareSide, b: CompareSide }} compare  the compare panel's two configurations
  */
 
@@ -114,7 +116,7 @@ export function parseSettingsQuery(text) {
 export const KNOWN_PARAMETERS = new Set([
   "model", "prompt", "embed", ...NUMBER_CONTROLS.map(paramOf), ...CHOICE_CONTROLS.map((c) => c.key),
   "chain", "dry_sequence_breaker", "sequence_bias", "use_cache", "chat", "stop", "nostop", "banned", "bias", "steps", "show", "logits", "panels", "tour", "bench",
-  "lesson", "kv_type", "a", "b",
+  "lesson", "kv_type", "threads", "a", "b",
 ]);
 /** The KV cache's numbers a page may ask the engine for (the engine's list: KvPrecision::ALL). */
 export const KV_TYPES = ENGINE.kv_types;
@@ -162,7 +164,7 @@ function parameterProblems(q) {
 export function makeDefaultState() {
   return { model: null, prompt: null, settings: makeDefaultSettings(), panels: DEFAULT_PANELS.slice(),
     embed: false, steps: 0, logits: null, next: false, file: null, lesson: null, kv: null,
-    compare: { a: { ...DEFAULT_COMPARE.a }, b: { ...DEFAULT_COMPARE.b } } };
+    threads: DEFAULT_THREADS, compare: { a: { ...DEFAULT_COMPARE.a }, b: { ...DEFAULT_COMPARE.b } } };
 }
 
 /**
@@ -185,6 +187,11 @@ export function parseQuery(search) {
     const raw = q.get("kv_type");
     if (KV_TYPES.includes(raw)) state.kv = raw;
     else problems.push(`kv_type=${shortName(raw)} must be ${KV_TYPES.join(" or ")}; using the model's own`);
+  }
+  if (q.has("threads")) {
+    const parsed = parseThreads(q.get("threads"));
+    if ("problem" in parsed) problems.push(`threads=${shortName(q.get("threads"))}: ${parsed.problem}; using ${DEFAULT_THREADS}`);
+    else state.threads = parsed.value;
   }
   if (q.has("prompt")) state.prompt = q.get("prompt");
   state.embed = q.get("embed") === "1" || q.get("embed") === "true";
@@ -295,6 +302,7 @@ export function formatQuery(state) {
   const q = new URLSearchParams();
   if (state.model) q.set("model", state.model);
   if (state.kv) q.set("kv_type", state.kv);
+  if ((state.threads ?? DEFAULT_THREADS) !== DEFAULT_THREADS) q.set("threads", String(state.threads));
   if (state.prompt !== null) q.set("prompt", state.prompt);
   writeSettings(q, state.settings);
   if (state.steps) q.set("steps", String(state.steps));

@@ -11,6 +11,7 @@
 import init, { FileBuffer, Playground, set_panic_hook } from "../pkg/nexttoken.js";
 import { fetchModelFiles, fetchCachedBytes, forgetCached, readUserFile } from "./downloads.js";
 import { yieldToMessages } from "./yield.js";
+import { useThreads } from "./thread-pool.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -41,13 +42,15 @@ const RUN_LENS_EVERY_MS = 400;
  * reading its model catalogue) and instantiated here. The compiled module is
  * also sent to the page with the `vocab` message, so the page's own Previewer
  * instantiates it without compiling 5 MB of wasm a second time.
- * @type {Promise<WebAssembly.Module>}
+ * @type {Promise<{ module: WebAssembly.Module, memory: WebAssembly.Memory }>}
  */
 const engineReady = (async () => {
   const module = await compileEngine(new URL("../pkg/nexttoken_bg.wasm", import.meta.url));
-  await init({ module_or_path: module });
+  const exports = await init({ module_or_path: module });
   set_panic_hook();
-  return module;
+  // The memory the glue made for the module (shared in a threads build):
+  // helper threads instantiate the module on it.
+  return { module, memory: /** @type {WebAssembly.Memory} */ (exports.memory) };
 })();
 engineReady.catch(() => {}); // the load that awaits it reports the failure
 
@@ -90,6 +93,7 @@ async function handle(msg) {
   if (!KEEPS_COMPARE.has(type)) cancelCompare(`stopped: ${USES_OF_THE_MODEL[type] ?? `a ${type} request used the model`}`);
   if (type === "load") { insideWanted = !!msg.inside; return load(id, msg.model, msg.kv_type); }
   if (type === "stop") return stop(id);
+  if (type === "threads") return threads(id, msg.want);
   if (!pg) throw new Error("no model is loaded yet");
   switch (type) {
     case "reset": return replyWithState(id, prefill(msg.prompt, msg.settings));
@@ -153,6 +157,18 @@ function decode(settings) {
  */
 function reply(id, payload) {
   self.postMessage({ id, type: "report", ...payload }, insideBuffers(payload.inside));
+}
+
+/**
+ * Use `want` threads from now on (thread-pool.js starts the helpers); the
+ * reply says how many are in force and, when fewer, why. A run in progress
+ * takes the new count at its next product.
+ * @param {number} id
+ * @param {"auto"|number} want
+ */
+async function threads(id, want) {
+  const { module, memory } = await engineReady;
+  reply(id, { kind: "threads", ...await useThreads(want ?? "auto", module, memory) });
 }
 
 /**
@@ -260,7 +276,7 @@ async function load(id, model, kvType) {
   else if (model.gguf) files = fetchCachedBytes(id, model.gguf, model.version ?? "1", model.bytes ?? 0, engineBuffer).then(done);
   else if (model.file) files = readUserFile(id, model.file, model.name ?? "model.gguf", engineBuffer).then(done);
   files?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
-  const module = await engineReady;
+  const { module } = await engineReady;
   timings.wasm_ms = performance.now() - t0;
   let fetched = await files;
   files = null; // the promise would keep the bytes alive while the engine builds
@@ -387,9 +403,9 @@ function runLens() {
 }
 
 /** Requests that leave a beam search in progress alone. */
-const KEEPS_BEAM = new Set(["preview", "run_settings", "stop"]);
+const KEEPS_BEAM = new Set(["preview", "run_settings", "stop", "threads"]);
 /** Requests that leave runs of compared configurations alone (compare_cancel ends them itself). */
-const KEEPS_COMPARE = new Set(["preview", "run_settings", "stop", "compare_cancel"]);
+const KEEPS_COMPARE = new Set(["preview", "run_settings", "stop", "compare_cancel", "threads"]);
 /** What ended runs of compared configurations, in the page's words. */
 const USES_OF_THE_MODEL = {
   load: "another model was loaded", reset: "a new prompt started", step: "a Step used the model", run: "a Run used the model",

@@ -7,6 +7,7 @@ mod configs;
 mod course;
 mod file_buffer;
 mod packed_vocab;
+mod threads;
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;

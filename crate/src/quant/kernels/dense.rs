@@ -40,7 +40,7 @@ pub fn xw(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize, out: &mut [f32]
 pub fn xwt(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
     assert!(w.len() == k * n && x.len() == rows * k && out.len() == rows * n, "xwt shapes");
     // Bands of W's rows across threads: each output as on one thread.
-    crate::threads::split_columns(out, rows, n, w.len() * 4 * rows, super::MIN_SPLIT_WORK, |cols, dst| {
+    crate::threads::split_columns(out, rows, n, w.len() * 4 * rows, |cols, dst| {
         xwt_band(&w[cols.start * k..cols.end * k], cols.len(), k, x, rows, dst)
     })
 }

@@ -85,19 +85,11 @@ pub fn matmul_on(path: KernelPath, p: &Product, out: &mut [f32]) {
         return;
     }
     let row_bytes = p.format.row_bytes(p.k);
-    crate::threads::split_columns(out, p.rows_x, p.n, p.weights.len() * p.rows_x, MIN_SPLIT_WORK, |rows, dst| {
+    crate::threads::split_columns(out, p.rows_x, p.n, p.weights.len() * p.rows_x, |rows, dst| {
         let band = Product { weights: &p.weights[rows.start * row_bytes..rows.end * row_bytes], n: rows.len(), ..*p };
         band_on(path, &band, dst)
     })
 }
-
-/// Below this much work (weight bytes times input rows) a product (and
-/// `dense::xwt`) stays on one thread: waking rayon's threads for a band costs tens of microseconds,
-/// as much as a decode step's product of a few hundred KB (at a 64 KB
-/// threshold SmolLM2 decoded at 63 tok/s on 2 threads against 86 on one, in
-/// the same `pkg-scripts/bench` run). A decode step now splits its LM head;
-/// a prompt's rows split every product.
-const MIN_SPLIT_WORK: usize = 2 * 1024 * 1024;
 
 /// One band's product, on the calling thread.
 fn band_on(path: KernelPath, p: &Product, out: &mut [f32]) {

@@ -1,0 +1,22 @@
+# The wasm engine's compiler settings, sourced by pkg-scripts/build and
+# pkg-scripts/test-wasm-kernels (which must build with the same ones, or
+# every dependency would compile again).
+#
+# The engine is built with shared memory so that helper workers can run on
+# its memory (threads in the browser, crate/src/threads/wasm_pool.rs):
+# +atomics and +bulk-memory need a standard library built for them
+# (-Z build-std, from the rust-src component), and RUSTC_BOOTSTRAP lets the
+# stable toolchain take that flag and the pool's memory.atomic.wait32. The
+# memory is imported (the worker creates it and hands it to each helper) and
+# may grow to 4 GiB, wasm32's whole address space: a shared memory must
+# declare its maximum, and the browser reserves it up front.
+# The same module runs with one thread where the page is not cross-origin
+# isolated (a shared memory still works there; it cannot reach a worker).
+# rustc warns that `atomics` is an unstable target feature: expected, as the
+# browsers' wasm threads themselves are stable.
+WASM_RUSTFLAGS="-C target-feature=+simd128,+atomics,+bulk-memory,+mutable-globals \
+-C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 \
+-C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size \
+-C link-arg=--export=__tls_align -C link-arg=--export=__tls_base"
+WASM_CARGO_FLAGS=(-Z build-std=std,panic_abort)
+export RUSTC_BOOTSTRAP=1

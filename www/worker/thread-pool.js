@@ -1,0 +1,101 @@
+// The engine's threads in the browser: helper workers on the engine's shared
+// memory, started by the engine's worker when the page asks for more than
+// one thread. Every product splits the same way whatever the count, so the
+// answers never depend on it (crate/src/threads.rs).
+//
+// Threads need a page that is cross-origin isolated (a shared memory cannot
+// reach another worker otherwise) and an engine built with shared memory
+// (pkg-scripts/build); without either the engine runs on this worker alone,
+// exactly as a single-thread build, and the reply says why.
+
+import { max_threads, set_threads, threads_supported, thread_helpers, thread_helper_tasks } from "../pkg/nexttoken.js";
+import { autoThreads } from "./thread-count.js";
+
+/** How long a new helper may take to start (instantiating the module) before it counts as failed. */
+const HELPER_START_MS = 20_000;
+
+/** @type {Worker[]} helpers started so far (never stopped: one the page no longer wants sleeps) */
+const helpers = [];
+/** Why a helper failed to start, once one has: no more are tried. */
+let helperFailure = null;
+
+/**
+ * @typedef {Object} ThreadsInForce
+ * @property {number} threads   threads the engine uses from now on
+ * @property {number} wanted    the number asked for, "auto" resolved
+ * @property {number} max       the most this page can use now
+ * @property {boolean} isolated whether the page is cross-origin isolated
+ * @property {string|null} reason why fewer than wanted, in the page's words
+ * @property {number} helper_tasks product bands the helpers have computed so far
+ */
+
+/**
+ * Use `want` threads from now on, starting helpers as needed.
+ * @param {"auto"|number} want
+ * @param {WebAssembly.Module} module the engine's compiled module
+ * @param {WebAssembly.Memory} memory the engine's memory (shared in a threads build)
+ * @returns {Promise<ThreadsInForce>}
+ */
+export async function useThreads(want, module, memory) {
+  const cores = Math.max(1, navigator.hardwareConcurrency || 1);
+  const wanted = want === "auto" ? autoThreads(cores) : Number(want);
+  if (!Number.isInteger(wanted) || wanted < 1) throw new Error(`threads: want "auto" or a whole number from 1, not ${JSON.stringify(want)}`);
+  const isolated = self.crossOriginIsolated === true;
+  const supported = threads_supported();
+  const max = supported && isolated ? max_threads() : 1;
+  const target = Math.min(wanted, max);
+  if (target > 1 && !helperFailure) await startHelpers(target - 1, module, memory);
+  const threads = set_threads(target);
+  let reason = null;
+  if (threads < wanted) {
+    if (!supported) reason = "this engine build has no threads";
+    else if (!isolated) reason = "this page is not cross-origin isolated";
+    else if (helperFailure) reason = `a helper thread failed to start (${helperFailure})`;
+    else reason = `at most ${max} threads`;
+  }
+  return { threads, wanted, max, isolated, reason, helper_tasks: thread_helper_tasks() };
+}
+
+/**
+ * Start helpers until there are `count`, and wait until each is in the pool.
+ * @param {number} count
+ * @param {WebAssembly.Module} module
+ * @param {WebAssembly.Memory} memory
+ */
+async function startHelpers(count, module, memory) {
+  const starting = [];
+  while (helpers.length < count) {
+    const id = helpers.length + 1;
+    const helper = new Worker(new URL("./thread-helper.js", import.meta.url), { type: "module", name: `engine helper ${id}` });
+    helpers.push(helper);
+    starting.push(started(helper, id, module, memory));
+  }
+  try {
+    await Promise.all(starting);
+    // `ready` is posted just before the helper enters the pool.
+    const deadline = performance.now() + HELPER_START_MS;
+    while (thread_helpers() < helpers.length && performance.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    if (thread_helpers() < helpers.length) throw new Error("it did not enter the pool");
+  } catch (err) {
+    helperFailure = err instanceof Error ? err.message : String(err);
+  }
+}
+
+/**
+ * @param {Worker} helper
+ * @param {number} id
+ * @param {WebAssembly.Module} module
+ * @param {WebAssembly.Memory} memory
+ * @returns {Promise<void>} settles once the helper instantiated the engine
+ */
+function started(helper, id, module, memory) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`helper ${id} did not start in ${HELPER_START_MS / 1000} s`)), HELPER_START_MS);
+    helper.onmessage = ({ data }) => {
+      clearTimeout(timer);
+      if (data?.ready) resolve(); else reject(new Error(data?.error ?? `helper ${id} answered ${JSON.stringify(data)}`));
+    };
+    helper.onerror = (event) => { clearTimeout(timer); event.preventDefault(); reject(new Error(event.message || `helper ${id} failed`)); };
+    helper.postMessage({ module, memory, id });
+  });
+}

@@ -9,7 +9,7 @@
 //! pool in force: its global pool (`RAYON_NUM_THREADS`, all cores by default)
 //! or one a caller `install`s. In a wasm build with shared memory (the
 //! `atomics` target feature) they run on the page's pool of helper workers
-//! (`wasm_pool`), as many as `set_wasm_threads` allows. Otherwise they run
+//! (`wasm_pool`), as many as `wasm_pool::set_threads` allows. Otherwise they run
 //! on the calling thread.
 
 use std::cell::UnsafeCell;

@@ -6,6 +6,7 @@
 import * as store from "../state/store.js";
 import { state } from "../state/store.js";
 import { AUTO_THREADS, autoThreadCount } from "../state/threads.js";
+import { NOT_ISOLATED } from "../worker/thread-count.js";
 import { scheduleRender } from "../panels/frame.js";
 
 /**
@@ -36,6 +37,6 @@ export async function tellThreads(client) {
 function oneThread(want) {
   const wanted = want === AUTO_THREADS ? autoThreadCount() : want;
   const isolated = globalThis.crossOriginIsolated === true;
-  const why = isolated ? "the engine could not start its threads" : "this page is not cross-origin isolated";
+  const why = isolated ? "the engine could not start its threads" : NOT_ISOLATED;
   return { threads: 1, wanted, max: 1, isolated, reason: wanted > 1 ? why : null };
 }

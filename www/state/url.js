@@ -1,6 +1,7 @@
 // The whole view lives in the URL query, so a link (or an iframe in a lesson)
 // reproduces it exactly. Parsing never throws: a bad field keeps its default
 // and adds a message the page shows.
+// (Over 400 lines: one job, the URL both ways: each parameter's parsing beside its writing, so a link round-trips; the settings' own checks live in settings.js.)
 
 import {
   NUMBER_CONTROLS, CHOICE_CONTROLS, checkNumber, makeDefaultSettings, checkChain, chainInForce, missingStages, withStage,

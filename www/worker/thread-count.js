@@ -1,6 +1,6 @@
-// What "auto" threads means, a leaf both the engine's worker (thread-pool.js,
-// which resolves it) and the page (state/threads.js, which labels the
-// choice) read.
+// What "auto" threads means, and why a page gets one thread: a leaf both the
+// engine's worker (thread-pool.js, which resolves them) and the page
+// (state/threads.js, engine/threads.js) read.
 //
 // One core is left to the page's own thread: it paints every panel while a
 // run goes on, and on a 2-core machine a page Run of SmolLM2 on 2 threads
@@ -19,3 +19,6 @@ export const AUTO_THREADS_MAX = 8;
 export function autoThreads(cores) {
   return Math.min(Math.max(cores - 1, 1), AUTO_THREADS_MAX);
 }
+
+/** Why a page gets one thread whatever it asks: its memory cannot reach a helper worker. */
+export const NOT_ISOLATED = "this page is not cross-origin isolated";

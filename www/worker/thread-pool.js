@@ -9,7 +9,7 @@
 // exactly as a single-thread build, and the reply says why.
 
 import { max_threads, set_threads, threads_supported, thread_helpers, thread_helper_tasks } from "../pkg/nexttoken.js";
-import { autoThreads } from "./thread-count.js";
+import { autoThreads, NOT_ISOLATED } from "./thread-count.js";
 
 /** How long a new helper may take to start (instantiating the module) before it counts as failed. */
 const HELPER_START_MS = 20_000;
@@ -49,7 +49,7 @@ export async function useThreads(want, module, memory) {
   let reason = null;
   if (threads < wanted) {
     if (!supported) reason = "this engine build has no threads";
-    else if (!isolated) reason = "this page is not cross-origin isolated";
+    else if (!isolated) reason = NOT_ISOLATED;
     else if (helperFailure) reason = `a helper thread failed to start (${helperFailure})`;
     else reason = `at most ${max} threads`;
   }

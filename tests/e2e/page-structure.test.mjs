@@ -118,9 +118,10 @@ test("the page's modules import each other without a cycle, in every folder", as
  * or from a folder lower down, never higher, so a change travels one way
  * (a control -> the store -> the engine -> the painter). The worker's thread
  * imports nothing of the page; the page takes from worker/ only its shared
- * leaves: the model cache's names and what "auto" threads means.
+ * leaves: the model cache's names, what "auto" threads means, and how the
+ * engine's worker and its helper threads are started.
  */
-const SHARED_LEAVES = ["worker/model-cache.js", "worker/thread-count.js"];
+const SHARED_LEAVES = ["worker/model-cache.js", "worker/thread-count.js", "worker/engine-worker.js"];
 const LAYERS = [["state"], ["render"], ["panels"], ["engine"], ["controls", "lessons", "embed", "bench"], ["."]];
 
 test("the folders depend one way: state <- render <- panels <- engine <- controls, lessons, embed, bench <- main.js", async () => {

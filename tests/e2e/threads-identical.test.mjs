@@ -53,7 +53,9 @@ after(async () => {
 async function runInWorker({ threads, model, prompt, settings, steps }) {
   const index = await (await fetch("/models/index.json")).json();
   const entry = index.models.find((m) => m.name === model);
-  const worker = new Worker("/worker/worker.js", { type: "module" });
+  // As the page starts it: the helpers come from this thread (engine-worker.js says why).
+  const { startEngineWorker } = await import("/worker/engine-worker.js");
+  const worker = startEngineWorker("/worker/worker.js");
   let next = 1;
   const waiting = new Map();
   worker.onmessage = ({ data }) => {

@@ -1,6 +1,8 @@
 // The page's side of the worker protocol: request ids, stale replies dropped,
 // preview coalescing, and a restart when the wasm instance dies.
 
+import { startEngineWorker } from "../worker/engine-worker.js";
+
 /**
  * @typedef {Object} ClientHooks
  * @property {() => void} onStart   a worker started (the first, or one after a crash): what every
@@ -33,7 +35,7 @@ export class EngineClient {
 
   /** Start (or restart) the worker thread. */
   startWorker() {
-    this.worker = new Worker(this.workerUrl, { type: "module" });
+    this.worker = startEngineWorker(this.workerUrl);
     this.worker.onmessage = (e) => this.receive(e.data);
     this.worker.onerror = (e) => {
       e.preventDefault?.();

@@ -1,7 +1,8 @@
-// One helper thread of the engine: a worker that instantiates the engine's
-// module on the engine worker's shared memory and then takes part in every
-// split product (crate/src/threads/wasm_pool.rs) until the engine's worker
-// ends. It never answers anything after `ready`: its thread is the pool's.
+// One helper thread of the engine, started by the page (engine-worker.js): a
+// worker that instantiates the engine's module on the engine worker's shared
+// memory and then takes part in every split product
+// (crate/src/threads/wasm_pool.rs) until the page ends it with the engine's
+// worker. It answers only a failure to start: from then on its thread is the pool's.
 
 import { initSync, thread_helper } from "../pkg/nexttoken.js";
 
@@ -13,6 +14,5 @@ self.onmessage = (/** @type {MessageEvent<{ module: WebAssembly.Module, memory: 
     self.postMessage({ id, error: err instanceof Error ? err.message : String(err) });
     return;
   }
-  self.postMessage({ id, ready: true });
   thread_helper(id); // returns only by throwing, in a build without threads
 };

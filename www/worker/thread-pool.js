@@ -1,6 +1,7 @@
 // The engine's threads in the browser: helper workers on the engine's shared
-// memory, started by the engine's worker when the page asks for more than
-// one thread. Every product splits the same way whatever the count, so the
+// memory, which the engine's worker asks the page to start (a `start_helpers`
+// message, www/worker/engine-worker.js) when it is asked for more than one
+// thread. Every product splits the same way whatever the count, so the
 // answers never depend on it (crate/src/threads.rs).
 //
 // Threads need a page that is cross-origin isolated (a shared memory cannot
@@ -11,13 +12,22 @@
 import { max_threads, set_threads, threads_supported, thread_helpers, thread_helper_tasks } from "../pkg/nexttoken.js";
 import { autoThreads, NOT_ISOLATED } from "./thread-count.js";
 
-/** How long a new helper may take to start (instantiating the module) before it counts as failed. */
+/** How long the helpers asked for may take to enter the pool before they count as failed. */
 const HELPER_START_MS = 20_000;
 
-/** @type {Worker[]} helpers started so far (never stopped: one the page no longer wants sleeps) */
-const helpers = [];
-/** Why a helper failed to start, once one has: no more are tried. */
+/** Helpers asked of the page so far (never stopped: one the page no longer wants sleeps). */
+let helpersAsked = 0;
+/** Why a helper failed to start, once one has: no more are asked for. */
 let helperFailure = null;
+
+/**
+ * The page says a helper failed (www/worker/engine-worker.js).
+ * @param {number} id
+ * @param {string} message
+ */
+export function helperFailed(id, message) {
+  helperFailure ??= `helper ${id}: ${message}`;
+}
 
 /**
  * @typedef {Object} ThreadsInForce
@@ -57,45 +67,20 @@ export async function useThreads(want, module, memory) {
 }
 
 /**
- * Start helpers until there are `count`, and wait until each is in the pool.
+ * Ask the page for helpers until there are `count` (www/worker/engine-worker.js
+ * starts them), and wait until each is in the pool or one failed.
  * @param {number} count
  * @param {WebAssembly.Module} module
  * @param {WebAssembly.Memory} memory
  */
 async function startHelpers(count, module, memory) {
-  const starting = [];
-  while (helpers.length < count) {
-    const id = helpers.length + 1;
-    const helper = new Worker(new URL("./thread-helper.js", import.meta.url), { type: "module", name: `engine helper ${id}` });
-    helpers.push(helper);
-    starting.push(started(helper, id, module, memory));
+  if (helpersAsked < count) {
+    self.postMessage({ type: "start_helpers", count, module, memory });
+    helpersAsked = count;
   }
-  try {
-    await Promise.all(starting);
-    // `ready` is posted just before the helper enters the pool.
-    const deadline = performance.now() + HELPER_START_MS;
-    while (thread_helpers() < helpers.length && performance.now() < deadline) await new Promise((r) => setTimeout(r, 1));
-    if (thread_helpers() < helpers.length) throw new Error("it did not enter the pool");
-  } catch (err) {
-    helperFailure = err instanceof Error ? err.message : String(err);
+  const deadline = performance.now() + HELPER_START_MS;
+  while (thread_helpers() < count && !helperFailure && performance.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+  if (thread_helpers() < count && !helperFailure) {
+    helperFailure = `${count - thread_helpers()} of ${count} not in the pool after ${HELPER_START_MS / 1000} s; the page starts them (www/worker/engine-worker.js)`;
   }
-}
-
-/**
- * @param {Worker} helper
- * @param {number} id
- * @param {WebAssembly.Module} module
- * @param {WebAssembly.Memory} memory
- * @returns {Promise<void>} settles once the helper instantiated the engine
- */
-function started(helper, id, module, memory) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`helper ${id} did not start in ${HELPER_START_MS / 1000} s`)), HELPER_START_MS);
-    helper.onmessage = ({ data }) => {
-      clearTimeout(timer);
-      if (data?.ready) resolve(); else reject(new Error(data?.error ?? `helper ${id} answered ${JSON.stringify(data)}`));
-    };
-    helper.onerror = (event) => { clearTimeout(timer); event.preventDefault(); reject(new Error(event.message || `helper ${id} failed`)); };
-    helper.postMessage({ module, memory, id });
-  });
 }

@@ -11,7 +11,7 @@
 import init, { FileBuffer, Playground, set_panic_hook } from "../pkg/nexttoken.js";
 import { fetchModelFiles, fetchCachedBytes, forgetCached, readUserFile } from "./downloads.js";
 import { yieldToMessages } from "./yield.js";
-import { useThreads } from "./thread-pool.js";
+import { helperFailed, useThreads } from "./thread-pool.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -76,6 +76,7 @@ self.onmessage = (event) => {
   const msg = event.data;
   // Not a request: nothing is timed or cancelled for it.
   if (msg?.type === "recycle") { recycle(msg.logits); return; }
+  if (msg?.type === "helper_failed") { helperFailed(msg.id, msg.message); return; }
   requestStart = performance.now();
   handle(msg).catch((err) => reportError(msg.id, err));
 };
@@ -160,7 +161,7 @@ function reply(id, payload) {
 }
 
 /**
- * Use `want` threads from now on (thread-pool.js starts the helpers); the
+ * Use `want` threads from now on (thread-pool.js asks the page for the helpers); the
  * reply says how many are in force and, when fewer, why. A run in progress
  * takes the new count at its next product.
  * @param {number} id

@@ -1,0 +1,55 @@
+// The engine's worker as the page starts it, with the helper threads it asks
+// for. A leaf of the page (engine/client.js) that tests and benchmarks use
+// too, so that every engine worker gets its helpers the same way.
+//
+// The helpers are started here, on the page's thread, and not by the engine's
+// worker itself: in Firefox 153 ESR a `new Worker` called inside a worker now
+// and then never returns (a page whose worker started three nested workers
+// froze once in about 16 pages, and the whole tab with it; three workers
+// started from the page's thread never froze in 80 pages). The engine's
+// worker says how many helpers it wants (`start_helpers`, with its compiled
+// module and shared memory) and counts them in the pool itself; a helper that
+// fails is reported back to it (`helper_failed`).
+
+/**
+ * Start the engine's worker. Its `terminate` also ends its helpers: they share
+ * the worker's memory and would otherwise sleep on it for as long as the page lives.
+ * @param {string|URL} [url] the engine worker's script
+ * @returns {Worker}
+ */
+export function startEngineWorker(url = new URL("./worker.js", import.meta.url)) {
+  const worker = new Worker(url, { type: "module" });
+  /** @type {Worker[]} */
+  const helpers = [];
+  worker.addEventListener("message", ({ data }) => {
+    if (data?.type !== "start_helpers") return;
+    while (helpers.length < data.count) helpers.push(startHelper(worker, helpers.length + 1, data.module, data.memory));
+  });
+  const terminate = worker.terminate.bind(worker);
+  worker.terminate = () => {
+    for (const helper of helpers.splice(0)) helper.terminate();
+    terminate();
+  };
+  return worker;
+}
+
+/**
+ * One helper: it instantiates the engine's module on the worker's memory and
+ * enters the pool (thread-helper.js); only a failure is ever reported.
+ * @param {Worker} worker the engine's worker, told of a failure
+ * @param {number} id counts from 1
+ * @param {WebAssembly.Module} module
+ * @param {WebAssembly.Memory} memory
+ * @returns {Worker}
+ */
+function startHelper(worker, id, module, memory) {
+  const helper = new Worker(new URL("./thread-helper.js", import.meta.url), { type: "module", name: `engine helper ${id}` });
+  const failed = (/** @type {string} */ message) => worker.postMessage({ type: "helper_failed", id, message });
+  helper.onmessage = ({ data }) => { if (data?.error) failed(data.error); };
+  helper.onerror = (event) => {
+    event.preventDefault();
+    failed(event.message || `helper ${id} failed`);
+  };
+  helper.postMessage({ module, memory, id });
+  return helper;
+}

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import {
   startSuite, stopSuite, startServer, openPage, waitForReady, waitForView, recordWorkerMessages,
-  needSmollm2, forgiveAbsentIndex, screenshot, ARTIFACTS_DIR, engineWorker, serveEngineThatPanicsOnce,
+  needSmollm2, forgiveAbsentIndex, screenshot, ARTIFACTS_DIR, engineWorker, nextEngineWorker, serveEngineThatPanicsOnce,
 } from "./harness.mjs";
 import { parseQuery, formatQuery } from "../../www/state/url.js";
 
@@ -205,6 +205,39 @@ test("on an isolated page, threads=2 reads 2 threads and steps (SmolLM2)", async
     assert.deepEqual(problems(), []);
     await page.close();
   });
+
+test("a panic in a helper thread's band restarts the engine instead of leaving it waiting, and the new one has its helpers (SmolLM2)", async (t) => {
+  if (!needSmollm2(t)) return;
+  const { page, errors } = await openPage(browser, "about:blank");
+  await page.goto(new URL("index.html?model=smollm2-135m&threads=2&temperature=0&tour=0", server.url).href);
+  await waitForReady(page);
+  await waitForView(page, (view) => view.threads !== null);
+  if ((await cores(page)) < 2) { t.skip("this device has one core: threads=2 is not a choice here"); await page.close(); return; }
+  assert.equal(await readout(page), "2 threads");
+  const worker = engineWorker(page);
+  await worker.evaluate(async () => (await import(new URL("../pkg/nexttoken.js", self.location.href).href)).thread_fault_next_helper_task());
+  // The helper panics in the first band it claims; a step on SmolLM2 splits
+  // its output head, but the engine's own thread may take every band of one.
+  const crashed = () => page.evaluate(() => /internal error \(unreachable\)/.test(document.querySelector("#messages").textContent));
+  for (let i = 0; i < 5 && !(await crashed()); i++) {
+    const k = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
+    await page.click("#btn-step");
+    await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length > k || /internal error/.test(document.querySelector("#messages").textContent), k);
+  }
+  await page.waitForFunction(() => /internal error \(unreachable\)/.test(document.querySelector("#messages").textContent));
+  const panics = errors.filter((e) => /panicked/.test(e));
+  assert.ok(panics.some((e) => /a fault injected into helper 1's band/.test(e)), `the helper's panic: ${errors.join(" | ")}`);
+  assert.ok(panics.some((e) => /engine helper thread 1 stopped in the middle of a matrix product/.test(e)), `the engine's thread stopped waiting: ${errors.join(" | ")}`);
+  assert.ok(await nextEngineWorker(page, worker), "a fresh worker");
+  await waitForReady(page);
+  await waitForView(page, (view) => view.threads?.threads === 2 && view.threads?.helper_tasks === 0);
+  const tokens = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
+  await page.click("#btn-step");
+  await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length === k + 1, tokens);
+  assert.equal(await readout(page), "2 threads");
+  assert.deepEqual(forgiveAbsentIndex(errors).filter((e) => !panics.includes(e)), []);
+  await page.close();
+});
 
 test("screenshots: the Threads control in More controls at 1280×800 and 390 wide", async () => {
   for (const [width, height, name] of [[1280, 800, "threads-1280"], [390, 844, "threads-390"]]) {

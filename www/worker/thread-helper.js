@@ -4,7 +4,7 @@
 // (crate/src/threads/wasm_pool.rs) until the page ends it with the engine's
 // worker. It answers only a failure to start: from then on its thread is the pool's.
 
-import { initSync, thread_helper } from "../pkg/nexttoken.js";
+import { initSync, thread_helper, thread_helper_stopped } from "../pkg/nexttoken.js";
 
 self.onmessage = (/** @type {MessageEvent<{ module: WebAssembly.Module, memory: WebAssembly.Memory, id: number }>} */ event) => {
   const { module, memory, id } = event.data;
@@ -14,5 +14,12 @@ self.onmessage = (/** @type {MessageEvent<{ module: WebAssembly.Module, memory: 
     self.postMessage({ id, error: err instanceof Error ? err.message : String(err) });
     return;
   }
-  thread_helper(id); // returns only by throwing, in a build without threads
+  try {
+    thread_helper(id); // returns only by throwing: a build without threads, or a panic in a band
+  } catch (err) {
+    // The band this thread had claimed never finishes: the engine's thread
+    // must not wait for it (it panics, and the page restarts the engine).
+    thread_helper_stopped(id);
+    throw err;
+  }
 };

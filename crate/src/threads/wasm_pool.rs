@@ -39,6 +39,12 @@ static BUSY: AtomicBool = AtomicBool::new(false);
 /// Tasks helpers have run since the engine started: the pool's own evidence
 /// that it shares the work (the worker's `threads` reply carries it).
 static HELPER_TASKS: AtomicU32 = AtomicU32::new(0);
+/// A helper whose thread stopped (its id), or 0. A panic traps only the
+/// thread it happens on: the band that helper claimed never finishes, and
+/// the leader, told here, panics too instead of waiting for it forever.
+static STOPPED_HELPER: AtomicU32 = AtomicU32::new(0);
+/// For tests: the next band a helper claims panics, as a bug in a kernel would.
+static FAULT_NEXT_HELPER_TASK: AtomicBool = AtomicBool::new(false);
 /// Helpers asleep on GENERATION, and whether the leader sleeps on FINISHED.
 static SLEEPING_HELPERS: AtomicU32 = AtomicU32::new(0);
 static LEADER_SLEEPS: AtomicBool = AtomicBool::new(false);
@@ -70,6 +76,18 @@ pub fn helpers() -> u32 {
 /// Tasks helpers have run so far.
 pub fn helper_tasks() -> u32 {
     HELPER_TASKS.load(SeqCst)
+}
+
+/// A helper's thread stopped (its JS caught the trap): wake the leader so
+/// that it stops waiting for the band the helper had claimed.
+pub fn helper_stopped(id: u32) {
+    STOPPED_HELPER.store(id.max(1), SeqCst);
+    unsafe { memory_atomic_notify(FINISHED.as_ptr() as *mut i32, 1) };
+}
+
+/// For tests: make the next band a helper claims panic.
+pub fn fault_next_helper_task() {
+    FAULT_NEXT_HELPER_TASK.store(true, SeqCst);
 }
 
 fn pack(generation: u32, tasks: u32, next: u32) -> u64 {
@@ -128,6 +146,10 @@ pub fn run(tasks: usize, task: &(dyn Fn(usize) + Sync)) {
         if finished == tasks {
             break;
         }
+        let stopped = STOPPED_HELPER.load(SeqCst);
+        if stopped != 0 {
+            panic!("engine helper thread {stopped} stopped in the middle of a matrix product");
+        }
         if spins < LEADER_SPINS {
             spins += 1;
             core::hint::spin_loop();
@@ -170,6 +192,9 @@ pub fn helper_loop(id: u32) -> ! {
         };
         seen = generation;
         while let Some((i, tasks)) = claim(generation) {
+            if FAULT_NEXT_HELPER_TASK.swap(false, SeqCst) {
+                panic!("a fault injected into helper {id}'s band {i} (a test)");
+            }
             run_claimed(i, tasks);
             HELPER_TASKS.fetch_add(1, SeqCst);
         }

@@ -64,3 +64,22 @@ pub fn thread_helper(id: u32) -> Result<(), JsValue> {
         Err(js_sys::Error::new("this engine build has no threads (built without shared memory)").into())
     }
 }
+
+/// A helper worker's `thread_helper` threw (a panic in one of its bands):
+/// the engine's thread, waiting for that band, panics in turn instead of
+/// waiting forever, and the page restarts the engine.
+#[wasm_bindgen]
+pub fn thread_helper_stopped(id: u32) {
+    #[cfg(target_feature = "atomics")]
+    crate::threads::wasm_pool::helper_stopped(id);
+    #[cfg(not(target_feature = "atomics"))]
+    let _ = id;
+}
+
+/// For tests: the next band a helper thread claims panics, as a bug in a
+/// kernel would (tests/e2e/threads.test.mjs).
+#[wasm_bindgen]
+pub fn thread_fault_next_helper_task() {
+    #[cfg(target_feature = "atomics")]
+    crate::threads::wasm_pool::fault_next_helper_task();
+}

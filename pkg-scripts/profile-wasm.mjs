@@ -3,7 +3,7 @@
 // calls on a model, printed as the functions with the most self time.
 // A look for engineers, not a benchmark: `pkg-scripts/bench` measures speed.
 // It loads www/pkg-profile/, the same build through wasm-bindgen with its
-// function names kept (wasm-opt drops them from www/pkg):
+// function names kept (pkg-scripts/build leaves them out of www/pkg):
 //   wasm-bindgen --target web --keep-debug --out-dir www/pkg-profile --out-name nexttoken \
 //     target/wasm32-unknown-unknown/release/nexttoken.wasm
 // Usage (after pkg-scripts/build and that): node pkg-scripts/profile-wasm.mjs [bard|models/path/file.gguf] [steps] [top] [--inside]

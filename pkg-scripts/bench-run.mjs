@@ -28,7 +28,7 @@
 // pkg-scripts/fetch-gemma3).
 //
 // Usage: node pkg-scripts/bench-run.mjs [--write] [--quick]
-//   --write  also regenerate BENCHMARKS.md's section between its bench markers
+//   --write  also regenerate this machine kind's block of BENCHMARKS.md (between its bench markers)
 //   --quick  fewer repeats and moves (to check the harness; noisier figures)
 // Environment: NEXTTOKEN_BIN (the release CLI; default target/release/nexttoken),
 //   CARGO_TARGET_DIR (where target/bench/ goes)
@@ -42,7 +42,7 @@ import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 import { ROOT, BUILTINS, benchLengths } from "./bench-common.mjs";
-import { renderSection, renderComparison, writeBenchmarks } from "./bench-report.mjs";
+import { renderSection, renderComparison, writeBenchmarks, machineKind } from "./bench-report.mjs";
 
 const write = process.argv.includes("--write");
 const quick = process.argv.includes("--quick");
@@ -166,7 +166,7 @@ if (previous) console.log("\n" + renderComparison(previous, results));
 console.error(`\nbench: wrote ${path.relative(ROOT, latest)}${previous ? ` (the run before: ${path.relative(ROOT, previousFile)})` : ""}`);
 if (write) {
   writeBenchmarks(path.join(ROOT, "BENCHMARKS.md"), results);
-  console.error("bench: regenerated BENCHMARKS.md between <!-- bench:begin --> and <!-- bench:end -->");
+  console.error(`bench: regenerated BENCHMARKS.md's block for ${machineKind(results.machine).name}`);
 }
 if (results.failures.length) {
   console.error(`bench: ${results.failures.length} measure(s) failed: ${results.failures.map((f) => f.measure).join("; ")}`);

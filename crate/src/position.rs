@@ -31,12 +31,14 @@ pub struct Drawn {
 }
 
 pub struct Position {
-    /// The raw logits (f64, the rules' precision), never modified.
-    logits: Vec<f64>,
-    /// What no setting changes about `logits`, measured once; or, when the
-    /// model gave NaN or infinite logits there, the message saying so, which
-    /// every preview and draw returns instead.
+    /// What no setting changes about the raw logits (f64, the rules'
+    /// precision, never modified), measured once, the logits included; or,
+    /// when the model gave NaN or infinite logits there, the message saying
+    /// so, which every preview and draw returns instead.
     summary: Result<PositionSummary>,
+    /// The raw logits when they are broken (no summary holds them then);
+    /// empty otherwise, so a vocabulary's logits are held once.
+    broken_logits: Vec<f64>,
     /// Every token before this position (prompt then generated).
     pub history: Vec<u32>,
     /// The index in the sequence of the token this position predicts.
@@ -47,11 +49,14 @@ pub struct Position {
     breakers: RefCell<Option<(Vec<String>, Vec<u32>)>>,
 }
 
+/// Why a position without logits has no summary.
+const NO_LOGITS: &str = "no prompt yet: start a generation first";
+
 impl Default for Position {
     fn default() -> Self {
         Position {
-            logits: Vec::new(),
-            summary: Err(Error::new("no prompt yet: start a generation first")),
+            summary: Err(Error::new(NO_LOGITS)),
+            broken_logits: Vec::new(),
             history: Vec::new(),
             index: 0,
             state: SamplerState::default(),
@@ -64,17 +69,30 @@ impl Position {
     /// New raw logits here; `checked` is the model's verdict on them (broken
     /// logits are kept, never summarised or drawn from). DRY's breaker ids stay.
     pub fn set_logits(&mut self, logits: Vec<f64>, checked: Result<()>) {
-        self.summary = checked.and_then(|()| PositionSummary::new(logits.clone()));
-        self.logits = logits;
+        // The old summary and its memo of stages go before the new one is
+        // measured: over Gemma's 262,144 tokens they are megabytes, and a
+        // wasm memory never gives back its peak.
+        self.summary = Err(Error::new(NO_LOGITS));
+        self.broken_logits = Vec::new();
+        match checked.and_then(|()| rules::check_logits(&logits)) {
+            Ok(()) => self.summary = PositionSummary::new(logits),
+            Err(e) => {
+                self.summary = Err(e);
+                self.broken_logits = logits;
+            }
+        }
     }
 
     pub fn logits(&self) -> &[f64] {
-        &self.logits
+        match &self.summary {
+            Ok(summary) => &summary.raw.logits,
+            Err(_) => &self.broken_logits,
+        }
     }
 
     /// Whether logits have been set.
     pub fn is_set(&self) -> bool {
-        !self.logits.is_empty()
+        !self.logits().is_empty()
     }
 
     /// The position's summary, or why there is none (broken logits).

@@ -53,6 +53,7 @@ pub use registry::{StageInfo, stages_on};
 pub use curve::entropy_nats_at_temperatures;
 pub use draw::sample_inverse_cdf;
 pub use exp::exp;
+pub(crate) use raw::check_logits;
 pub use fields::{Control, Field, Group, Range, Slot};
 pub use registry::{RULE_FIELDS, rule_field};
 pub use memo::StageMemo;

@@ -143,3 +143,43 @@ impl Position {
         Ok(Drawn { distribution, final_probs, inputs, id, coin })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same_bits(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    }
+
+    #[test]
+    fn a_position_keeps_its_logits_whether_they_are_sound_or_broken() {
+        let mut p = Position::default();
+        assert!(!p.is_set());
+        assert!(p.summary().unwrap_err().to_string().contains("no prompt yet"));
+
+        let sound = vec![1.0, 2.0, f64::NEG_INFINITY, 0.5];
+        p.set_logits(sound.clone(), Ok(()));
+        assert!(p.is_set());
+        assert!(same_bits(p.logits(), &sound));
+        assert!(same_bits(&p.summary().unwrap().raw.logits, &sound));
+
+        // Logits no distribution comes from: kept as they came, the reason in place of a summary.
+        let broken = vec![1.0, f64::NAN, 0.0];
+        p.set_logits(broken.clone(), Ok(()));
+        assert!(p.is_set());
+        assert!(same_bits(p.logits(), &broken));
+        assert!(p.summary().unwrap_err().to_string().contains("logit 1 is NaN"));
+
+        // The model's own verdict wins over sound-looking numbers.
+        p.set_logits(sound.clone(), Err(Error::new("the model's output is broken at position 3")));
+        assert!(same_bits(p.logits(), &sound));
+        assert!(p.summary().unwrap_err().to_string().contains("position 3"));
+
+        // And sound logits after broken ones are summarised again.
+        let next = vec![0.0, 3.0];
+        p.set_logits(next.clone(), Ok(()));
+        assert!(same_bits(p.logits(), &next));
+        assert_eq!(p.summary().unwrap().raw.order, vec![1, 0]);
+    }
+}

@@ -88,7 +88,7 @@ export function renderSection(r) {
     `${m.loadavg_start[0]} at the start and ${m.loadavg_end?.[0] ?? "?"} at the end; engine and page at ${src} ` +
     `(\`www/pkg\` from \`pkg-scripts/build\`: release, +simd128, no wasm-opt); ${m.chromium ?? "Chromium"} headless; Node ${m.node}; ` +
     `${m.rustc ?? "rustc"}${llama ? `; ${llama.version}` : ""}. Everything runs on one thread but the "Every core" figures. The JSON of the run is ` +
-    "`target/bench/latest.json` (the run before it, `previous.json`).");
+    `\`target/bench/latest.json\` (the run before it on this kind of machine, \`previous-${machineKind(m).key}.json\`).`);
   if (r.failures.length) out.push(`\n**Not measured in this run:** ${r.failures.map((f) => `${f.measure} (${f.error})`).join("; ")}.`);
 
   const smol = r.engine[SMOL];
@@ -501,7 +501,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   }
   const r = JSON.parse(readFileSync(latest, "utf8"));
   console.log(renderSection(r));
-  const prev = path.join(dir, "previous.json");
+  const prev = path.join(dir, `previous-${machineKind(r.machine).key}.json`);
   if (existsSync(prev)) console.log("\n" + renderComparison(JSON.parse(readFileSync(prev, "utf8")), r));
   if (process.argv.includes("--write")) writeBenchmarks(path.join(ROOT, "BENCHMARKS.md"), r);
 }

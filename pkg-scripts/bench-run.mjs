@@ -32,12 +32,13 @@
 //   --quick  fewer repeats and moves (to check the harness; noisier figures)
 // Environment: NEXTTOKEN_BIN (the release CLI; default target/release/nexttoken),
 //   CARGO_TARGET_DIR (where target/bench/ goes)
-// Writes <target>/bench/latest.json, keeping the run before as previous.json.
+// Writes <target>/bench/latest.json and last-KIND.json, keeping the run
+// before on the same kind of machine as previous-KIND.json.
 // Speed is measured, never asserted: the exit status says only whether every
 // measure ran.
 
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync, renameSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync, renameSync, copyFileSync, mkdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
@@ -155,15 +156,23 @@ results.seconds = Math.round((Date.now() - started) / 1000);
 results.machine.loadavg_end = os.loadavg().map((x) => Number(x.toFixed(2)));
 
 mkdirSync(OUT_DIR, { recursive: true });
+// The change is shown against the last run on the same kind of machine:
+// speed ratios differ by kind, so an Intel run set beside an AMD one would
+// show the machines' difference, not the code's.
+const kind = machineKind(results.machine).key;
 const latest = path.join(OUT_DIR, "latest.json");
-const previousFile = path.join(OUT_DIR, "previous.json");
-if (existsSync(latest)) renameSync(latest, previousFile);
+const lastOfKind = path.join(OUT_DIR, `last-${kind}.json`);
+const previousFile = path.join(OUT_DIR, `previous-${kind}.json`);
+const sameKind = (file) => existsSync(file) && machineKind(JSON.parse(readFileSync(file, "utf8")).machine).key === kind;
+if (existsSync(lastOfKind)) renameSync(lastOfKind, previousFile);
+else if (sameKind(latest)) copyFileSync(latest, previousFile); // a run from before runs were kept by kind
 writeFileSync(latest, JSON.stringify(results, null, 1) + "\n");
+copyFileSync(latest, lastOfKind);
 const previous = existsSync(previousFile) ? JSON.parse(readFileSync(previousFile, "utf8")) : null;
 
 console.log(renderSection(results));
 if (previous) console.log("\n" + renderComparison(previous, results));
-console.error(`\nbench: wrote ${path.relative(ROOT, latest)}${previous ? ` (the run before: ${path.relative(ROOT, previousFile)})` : ""}`);
+console.error(`\nbench: wrote ${path.relative(ROOT, latest)}${previous ? ` (the run before on this kind of machine: ${path.relative(ROOT, previousFile)})` : ""}`);
 if (write) {
   writeBenchmarks(path.join(ROOT, "BENCHMARKS.md"), results);
   console.error(`bench: regenerated BENCHMARKS.md's block for ${machineKind(results.machine).name}`);

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::metadata::{Value, ValueType};
+use super::metadata::{Array, Value, ValueType};
 use super::quant::GgmlType;
 use crate::bail;
 use crate::error::{Error, Result};
@@ -191,12 +191,12 @@ struct Cursor<'a> {
     pos: usize,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
     fn remaining(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&[u8]> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
         if n > self.remaining() {
             bail!("the file is truncated: {what} needs {n} bytes at offset {} but only {} remain", self.pos, self.remaining());
         }
@@ -225,13 +225,57 @@ impl Cursor<'_> {
         Ok(())
     }
 
-    fn string(&mut self, what: &str) -> Result<String> {
+    fn str(&mut self, what: &str) -> Result<&'a str> {
         let len = self.u64(what)?;
         if len > self.remaining() as u64 {
             bail!("{what}: a string of {len} bytes is longer than the {} bytes left in the file", self.remaining());
         }
         let raw = self.take(len as usize, what)?;
-        String::from_utf8(raw.to_vec()).map_err(|_| Error::new(format!("{what} is not valid UTF-8")))
+        std::str::from_utf8(raw).map_err(|_| Error::new(format!("{what} is not valid UTF-8")))
+    }
+
+    fn string(&mut self, what: &str) -> Result<String> {
+        self.str(what).map(str::to_string)
+    }
+
+    /// An array, packed (`metadata::Array`): its element type and count are
+    /// checked against the bytes left before anything is allocated.
+    fn array_value(&mut self, what: &str, depth: usize) -> Result<Array> {
+        if depth >= 2 {
+            bail!("{what}: arrays nested more than two deep are not supported");
+        }
+        let elem = ValueType::from_id(self.u32(what)?).map_err(|e| Error::new(format!("{what}: {e}")))?;
+        let count = self.u64(what)?;
+        self.check_count(count, elem.min_size(), &format!("elements in {what}"))?;
+        let count = count as usize;
+        Ok(match elem.fixed_size() {
+            Some(size) => {
+                let bytes = self.take(count * size, what)?;
+                if elem == ValueType::Bool {
+                    if let Some(b) = bytes.iter().find(|&&b| b > 1) {
+                        bail!("{what}: a bool must be 0 or 1, got {b}");
+                    }
+                }
+                Array::fixed(elem, bytes.to_vec())
+            }
+            None if elem == ValueType::String => {
+                let mut text = String::new();
+                let mut ends = Vec::with_capacity(count);
+                for _ in 0..count {
+                    text.push_str(self.str(what)?);
+                    ends.push(text.len());
+                }
+                Array::strings(text, ends)
+            }
+            None => {
+                let mut items = Vec::with_capacity(count);
+                for _ in 0..count {
+                    // Each element is an array's own element type, count and values.
+                    items.push(self.array_value(what, depth + 1)?);
+                }
+                Array::arrays(items)
+            }
+        })
     }
 
     fn value(&mut self, ty: ValueType, what: &str, depth: usize) -> Result<Value> {
@@ -252,19 +296,7 @@ impl Cursor<'_> {
             ValueType::U64 => Value::U64(self.u64(what)?),
             ValueType::I64 => Value::I64(i64::from_le_bytes(self.array(what)?)),
             ValueType::F64 => Value::F64(f64::from_le_bytes(self.array(what)?)),
-            ValueType::Array => {
-                if depth >= 2 {
-                    bail!("{what}: arrays nested more than two deep are not supported");
-                }
-                let elem = ValueType::from_id(self.u32(what)?).map_err(|e| Error::new(format!("{what}: {e}")))?;
-                let count = self.u64(what)?;
-                self.check_count(count, elem.min_size(), &format!("elements in {what}"))?;
-                let mut items = Vec::with_capacity(count as usize);
-                for _ in 0..count {
-                    items.push(self.value(elem, what, depth + 1)?);
-                }
-                Value::Array(items)
-            }
+            ValueType::Array => Value::Array(self.array_value(what, depth)?),
         })
     }
 }
@@ -295,6 +327,44 @@ mod tests {
         let raw = f.tensor_bytes(y);
         assert_eq!(f32::from_le_bytes(raw[4..8].try_into().unwrap()), 10.0);
         assert_eq!(f.data_offset % 32, 0);
+    }
+
+    /// An array value's bytes: element type, count, then `items` as they are.
+    fn array_bytes(elem: u32, count: u64, items: &[u8]) -> Vec<u8> {
+        [&elem.to_le_bytes()[..], &count.to_le_bytes(), items].concat()
+    }
+
+    #[test]
+    fn arrays_read_back_element_by_element() {
+        let mut w = Writer::new();
+        w.kv_str_array("s", &["▁the", "", "<0x0A>", "a"]);
+        let f32s: Vec<u8> = [0.5f32, -1.25, f32::NEG_INFINITY].iter().flat_map(|x| x.to_le_bytes()).collect();
+        w.kv_raw("f", 9, &array_bytes(6, 3, &f32s));
+        let i32s: Vec<u8> = [1i32, -6, 3].iter().flat_map(|x| x.to_le_bytes()).collect();
+        w.kv_raw("i", 9, &array_bytes(5, 3, &i32s));
+        w.kv_raw("u64", 9, &array_bytes(10, 1, &(u64::MAX - 1).to_le_bytes()));
+        w.kv_bool_array("b", &[true, false]);
+        // Two arrays of u8: [7, 8] and [] (each element is an array's own type, count and values).
+        let nested = [array_bytes(0, 2, &[7, 8]), array_bytes(0, 0, &[])].concat();
+        w.kv_raw("n", 9, &array_bytes(9, 2, &nested));
+        w.kv_u32("after", 5);
+        let bytes = w.finish();
+        let f = GgufFile::parse(&bytes).unwrap();
+        let arr = |k: &str| f.get(k).unwrap().as_array().unwrap();
+        assert_eq!(arr("s").strs().unwrap().collect::<Vec<_>>(), ["▁the", "", "<0x0A>", "a"]);
+        assert!(arr("s").scalars().is_none());
+        assert_eq!(arr("f").scalars().unwrap().map(|v| v.as_f64().unwrap()).collect::<Vec<_>>(), [0.5, -1.25, f64::NEG_INFINITY]);
+        assert!(arr("f").strs().is_none());
+        assert_eq!(arr("i").scalars().unwrap().map(|v| v.as_i64().unwrap()).collect::<Vec<_>>(), [1, -6, 3]);
+        assert_eq!(arr("u64").scalars().unwrap().map(|v| v.as_u64().unwrap()).collect::<Vec<_>>(), [u64::MAX - 1]);
+        assert_eq!(arr("b").scalars().unwrap().map(|v| v.as_bool().unwrap()).collect::<Vec<_>>(), [true, false]);
+        assert_eq!((arr("n").len(), arr("n").elem()), (2, ValueType::Array));
+        // The cursor ended each array where the next entry starts.
+        assert_eq!(f.uint("after").unwrap(), 5);
+        // A bool array with a byte other than 0 or 1 is refused like a bool.
+        let mut w = Writer::new();
+        w.kv_raw("b", 9, &array_bytes(7, 3, &[1, 0, 2]));
+        assert!(message(&w.finish()).contains("a bool must be 0 or 1, got 2"));
     }
 
     fn message(bytes: &[u8]) -> String {

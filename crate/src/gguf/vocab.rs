@@ -71,21 +71,19 @@ pub struct GgufVocab<'f> {
 
 fn strings<'f>(f: &'f GgufFile, key: &str) -> Result<Vec<&'f str>> {
     let items = f.require(key)?.as_array().ok_or_else(|| Error::new(format!("'{key}' must be an array")))?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, v)| v.as_str().ok_or_else(|| Error::new(format!("'{key}' entry {i} is a {}, not a string", v.type_name()))))
-        .collect()
+    let strs = items.strs().ok_or_else(|| Error::new(format!("'{key}' must hold strings, not {}s", items.elem().name())))?;
+    Ok(strs.collect())
 }
 
-/// An optional per-token array, checked to have one entry per token.
-fn per_token<'f>(f: &'f GgufFile, key: &str, n: usize) -> Result<Option<&'f [Value]>> {
+/// An optional per-token array of numbers, checked to have one entry per token.
+fn per_token<'f>(f: &'f GgufFile, key: &str, n: usize) -> Result<Option<impl Iterator<Item = Value> + 'f>> {
     let Some(v) = f.get(key) else { return Ok(None) };
     let items = v.as_array().ok_or_else(|| Error::new(format!("'{key}' must be an array")))?;
     if items.len() != n {
         bail!("{key} has {} entries for {n} tokens", items.len());
     }
-    Ok(Some(items))
+    let values = items.scalars().ok_or_else(|| Error::new(format!("'{key}' must hold numbers, not {}s", items.elem().name())))?;
+    Ok(Some(values))
 }
 
 fn optional_bool(f: &GgufFile, key: &str) -> Result<Option<bool>> {
@@ -117,14 +115,12 @@ impl<'f> GgufVocab<'f> {
         let scores = match per_token(f, "tokenizer.ggml.scores", n)? {
             None => vec![0.0; n],
             Some(items) => items
-                .iter()
                 .map(|v| v.as_f64().map(|s| s as f32).ok_or_else(|| Error::new("tokenizer.ggml.scores must hold numbers")))
                 .collect::<Result<_>>()?,
         };
         let types = match per_token(f, "tokenizer.ggml.token_type", n)? {
             None => vec![TokenAttr::NORMAL; n],
             Some(items) => items
-                .iter()
                 .map(|v| v.as_i64().map(TokenAttr::from_gguf_type).ok_or_else(|| Error::new("tokenizer.ggml.token_type must hold integers")))
                 .collect::<Result<_>>()?,
         };

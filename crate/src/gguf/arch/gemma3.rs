@@ -65,7 +65,9 @@ fn local_layers(h: &Hparams) -> Result<Vec<bool>> {
                 if items.len() != h.n_layers {
                     bail!("'{key}' has {} entries for {} layers", items.len(), h.n_layers);
                 }
-                return items.iter().map(|v| v.as_bool().ok_or_else(|| crate::error::Error::new(format!("'{key}' must hold booleans")))).collect();
+                let must = || crate::error::Error::new(format!("'{key}' must hold booleans"));
+                let values = items.scalars().ok_or_else(must)?;
+                return values.map(|v| v.as_bool().ok_or_else(must)).collect();
             }
             None => h.file.uint(&key)?,
         },

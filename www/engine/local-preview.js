@@ -188,14 +188,22 @@ export class LocalPreviewer {
    * throw the result away: a browser compiles each wasm function the first
    * time it runs, so without this the first slider move after a load paid
    * for it (measured in headless Chromium on bard: the first preview() call
-   * 2.4–6.3 ms, the later ones 0.4–0.7 ms). Settings the engine refuses
+   * 2.4–6.3 ms, the later ones 0.4–0.7 ms). It runs at a second temperature
+   * too, as a temperature of 1 leaves the logits unscaled: the first move
+   * away from 1 compiled the scaling and its softmax (Gemma 3 270M, where
+   * they pass over 262,144 tokens: the first move's preview 23.7 ms against
+   * 16.2 ms for the same move later). The current settings go last, so the
+   * stages the previewer keeps are theirs. Settings the engine refuses
    * change nothing here; the move that uses them says so.
    */
   warmUp() {
     this.cold = false;
     const settings = this.settingsNow();
     if (!settings) return;
-    try { this.previewer.preview(settings); } catch { /* said by the move that uses them */ }
+    const other = { ...settings, temperature: settings.temperature === 1 ? 1.1 : 1 };
+    for (const s of [other, settings]) {
+      try { this.previewer.preview(s); } catch { /* said by the move that uses them */ }
+    }
   }
 
   /**

@@ -191,10 +191,18 @@ impl Value {
 }
 
 /// A metadata array: its elements' type and their values, packed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Array {
     elem: ValueType,
     items: Items,
+}
+
+/// Its type and length, not its elements: an error message that shows a
+/// value (`{v:?}`) names an array without listing 262,144 pieces.
+impl std::fmt::Debug for Array {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "an array of {} {}s", self.len(), self.elem.name())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -359,6 +359,8 @@ mod tests {
         assert_eq!(arr("u64").scalars().unwrap().map(|v| v.as_u64().unwrap()).collect::<Vec<_>>(), [u64::MAX - 1]);
         assert_eq!(arr("b").scalars().unwrap().map(|v| v.as_bool().unwrap()).collect::<Vec<_>>(), [true, false]);
         assert_eq!((arr("n").len(), arr("n").elem()), (2, ValueType::Array));
+        // A message that shows an array names it without listing it.
+        assert!(f.uint("f").unwrap_err().message.ends_with("got Array(an array of 3 f32s)"));
         // The cursor ended each array where the next entry starts.
         assert_eq!(f.uint("after").unwrap(), 5);
         // A bool array with a byte other than 0 or 1 is refused like a bool.

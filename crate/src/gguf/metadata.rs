@@ -218,7 +218,7 @@ enum Items {
 impl Array {
     /// `bytes`: `count` elements of the fixed-size type `elem`, little-endian.
     pub(super) fn fixed(elem: ValueType, bytes: Vec<u8>) -> Array {
-        debug_assert!(elem.fixed_size().is_some_and(|n| bytes.len() % n == 0));
+        debug_assert!(elem.fixed_size().is_some_and(|n| bytes.len().is_multiple_of(n)));
         Array { elem, items: Items::Fixed(bytes) }
     }
 

@@ -159,11 +159,11 @@ mkdirSync(OUT_DIR, { recursive: true });
 // The change is shown against the last run on the same kind of machine:
 // speed ratios differ by kind, so an Intel run set beside an AMD one would
 // show the machines' difference, not the code's.
-const kind = machineKind(results.machine).key;
+const kind = machineKind(results.machine);
 const latest = path.join(OUT_DIR, "latest.json");
-const lastOfKind = path.join(OUT_DIR, `last-${kind}.json`);
-const previousFile = path.join(OUT_DIR, `previous-${kind}.json`);
-const sameKind = (file) => existsSync(file) && machineKind(JSON.parse(readFileSync(file, "utf8")).machine).key === kind;
+const lastOfKind = path.join(OUT_DIR, `last-${kind.key}.json`);
+const previousFile = path.join(OUT_DIR, `previous-${kind.key}.json`);
+const sameKind = (file) => existsSync(file) && machineKind(JSON.parse(readFileSync(file, "utf8")).machine).key === kind.key;
 if (existsSync(lastOfKind)) renameSync(lastOfKind, previousFile);
 else if (sameKind(latest)) copyFileSync(latest, previousFile); // a run from before runs were kept by kind
 writeFileSync(latest, JSON.stringify(results, null, 1) + "\n");
@@ -175,7 +175,7 @@ if (previous) console.log("\n" + renderComparison(previous, results));
 console.error(`\nbench: wrote ${path.relative(ROOT, latest)}${previous ? ` (the run before on this kind of machine: ${path.relative(ROOT, previousFile)})` : ""}`);
 if (write) {
   writeBenchmarks(path.join(ROOT, "BENCHMARKS.md"), results);
-  console.error(`bench: regenerated BENCHMARKS.md's block for ${machineKind(results.machine).name}`);
+  console.error(`bench: regenerated BENCHMARKS.md's block for ${kind.name}`);
 }
 if (results.failures.length) {
   console.error(`bench: ${results.failures.length} measure(s) failed: ${results.failures.map((f) => f.measure).join("; ")}`);

@@ -13,6 +13,17 @@ pub fn min_p_mask(probs: &[f64], min_p: f64) -> Vec<bool> {
     probs.iter().map(|&p| p > 0.0 && p >= threshold).collect()
 }
 
+/// `min_p_mask` where `probs` is 0 outside `ids`: only those are read.
+fn min_p_mask_among(probs: &[f64], min_p: f64, ids: &[u32]) -> Vec<bool> {
+    let p_max = ids.iter().map(|&i| probs[i as usize]).fold(0.0, |max, p| if p > max { p } else { max });
+    let threshold = min_p * p_max;
+    let mut mask = vec![false; probs.len()];
+    for &i in ids.iter().filter(|&&i| probs[i as usize] > 0.0 && probs[i as usize] >= threshold) {
+        mask[i as usize] = true;
+    }
+    mask
+}
+
 /// The settings the stage owns (min_p).
 const FIELDS: &[Field] = &[
     Field::new(
@@ -35,7 +46,12 @@ pub(crate) const SPEC: StageSpec = StageSpec {
     switches: &["min_p"],
     fields: FIELDS,
     is_on: |s| s.min_p > 0.0,
-    apply: Apply::Cut(|c| c.at_least(min_p_mask(c.probs, c.s.min_p))),
+    apply: Apply::Cut(|c| {
+        c.at_least(match c.support {
+            Some(ids) => min_p_mask_among(c.probs, c.s.min_p, ids),
+            None => min_p_mask(c.probs, c.s.min_p),
+        })
+    }),
     alone: Some(AloneCut {
         always: true,
         key: |s, _| vec![s.min_p],

@@ -14,7 +14,7 @@ use super::prefix::Prefix;
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
 use super::spec::{Apply, Cut};
-use super::stage::Stage;
+use super::stage::{Stage, ids_of, is_few};
 use super::state::StepInputs;
 use super::temperature::{Tempered, scale_by_temperature};
 use crate::error::Result;
@@ -141,7 +141,8 @@ impl Walk<'_> {
             Apply::Cut(mask_of) if (spec.is_on)(s) => {
                 let (raw, moved) = (self.raw, self.prefix.moved);
                 let raw_order = &raw.order[..];
-                self.truncation(spec.name, previous, |probs, logits| mask_of(&Cut { probs, logits, s, inputs, raw_order, moved }))
+                let support = previous.support();
+                self.truncation(spec.name, previous, |probs, logits| mask_of(&Cut { probs, logits, support, s, inputs, raw_order, moved }))
             }
             Apply::Cut(_) => {
                 // Off: the stage before, renamed. Its underflowed tokens still
@@ -178,14 +179,26 @@ impl Walk<'_> {
     fn truncation(&mut self, name: &str, previous: &Stage, mask_of: impl Fn(&[f64], &[f64]) -> Vec<bool>) -> Stage {
         let p = &mut self.prefix;
         let mask = mask_of(&previous.probs, &p.z);
+        let raw_probs = &self.raw.probs;
         let stage = if mask == *previous.kept {
             previous.renamed(name)
         } else {
-            let (stage, log_norm) = Stage::renormalized(name, &previous.probs, &mask, &p.z, p.log_norm, &self.raw.probs);
+            // Only the tokens the cut keeps are read: those of the previous
+            // stage's support, or of the mask itself when it keeps few.
+            let few_kept = || Some(ids_of(&mask)).filter(|ids| is_few(ids.len(), mask.len()));
+            let listed = previous.support().map(<[u32]>::to_vec).or_else(few_kept);
+            let (stage, log_norm) = match listed {
+                Some(ids) => Stage::renormalized_among(name, &previous.probs, &mask, &ids, &p.z, p.log_norm, raw_probs),
+                None => Stage::renormalized(name, &previous.probs, &mask, &p.z, p.log_norm, raw_probs),
+            };
             p.log_norm = log_norm;
             stage
         };
-        drop_unkept(&mut p.z, &mask);
+        match previous.support() {
+            // z is already -inf wherever the previous stage has probability 0.
+            Some(ids) if self.synced => drop_unkept_among(&mut p.z, &mask, ids),
+            _ => drop_unkept(&mut p.z, &mask),
+        }
         self.synced = true;
         stage
     }
@@ -196,6 +209,13 @@ fn drop_unkept(z: &mut [f64], kept: &[bool]) {
         if !k {
             *z = f64::NEG_INFINITY;
         }
+    }
+}
+
+/// `drop_unkept` for a `z` that is already -inf outside `ids`.
+fn drop_unkept_among(z: &mut [f64], kept: &[bool], ids: &[u32]) {
+    for &i in ids.iter().filter(|&&i| !kept[i as usize]) {
+        z[i as usize] = f64::NEG_INFINITY;
     }
 }
 

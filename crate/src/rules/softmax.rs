@@ -148,6 +148,18 @@ pub fn entropy_nats_from_logits(probs: &[f64], logits: &[f64], log_norm: f64) ->
     if h > 0.0 { h } else { 0.0 }
 }
 
+/// `entropy_nats_from_logits` where `probs` is 0 outside `ids` (ascending):
+/// the same terms in the same order, so the same bits.
+pub fn entropy_nats_from_logits_among(probs: &[f64], logits: &[f64], log_norm: f64, ids: &[u32]) -> f64 {
+    let possible = ids.iter().map(|&i| i as usize).filter(|&i| probs[i] > 0.0);
+    let h: f64 = if log_norm.is_finite() {
+        possible.map(|i| -probs[i] * (logits[i] - log_norm)).sum()
+    } else {
+        possible.map(|i| -probs[i] * probs[i].ln()).sum()
+    };
+    if h > 0.0 { h } else { 0.0 }
+}
+
 /// Entropy in nats of softmax(logits / tau), tau > 0, in one pass with no
 /// allocation: with `u_i = (z_i - max) / tau` and `T = Σ exp(u_i)`,
 /// `H = ln T - Σ exp(u_i) u_i / T`. For the entropy-vs-temperature curve.

@@ -9,6 +9,7 @@
 
 use super::fields::Field;
 use super::min_keep::keep_at_least;
+use super::ranking::{Candidate, collect_candidates};
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
 use super::state::StepInputs;
@@ -64,6 +65,10 @@ pub struct Cut<'a> {
     pub probs: &'a [f64],
     /// The logits as they flow (-inf where a token was dropped).
     pub logits: &'a [f64],
+    /// The latest stage's possible tokens, ascending, when they are few
+    /// (`Stage::support`): every other token has probability 0, so a cut
+    /// may read just these.
+    pub support: Option<&'a [u32]>,
     pub s: &'a RuleSettings,
     pub inputs: &'a StepInputs,
     /// The raw ranking, best first, and how many tokens the modifiers moved:
@@ -73,6 +78,15 @@ pub struct Cut<'a> {
 }
 
 impl Cut<'_> {
+    /// The possible tokens as (probability, id), ascending by id: read from
+    /// `support` when the stage has one, else from the whole vocabulary.
+    pub(crate) fn candidates(&self) -> Vec<Candidate> {
+        match self.support {
+            Some(ids) => ids.iter().map(|&i| (self.probs[i as usize], i)).filter(|c| c.0 > 0.0).collect(),
+            None => collect_candidates(self.probs),
+        }
+    }
+
     /// `mask` grown to keep at least `min_keep` tokens.
     pub fn at_least(&self, mask: Vec<bool>) -> Vec<bool> {
         keep_at_least(mask, self.probs, self.s.min_keep)

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::softmax::{Nearby, Softmax, entropy_nats_from_logits, softmax_near, softmax_parts};
+use super::softmax::{Nearby, Softmax, entropy_nats_from_logits, entropy_nats_from_logits_among, softmax_near, softmax_parts};
 
 /// The distribution after one stage of the pipeline (or one rule alone).
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -25,6 +25,18 @@ pub struct Stage {
     pub kept_mass: f64,
     pub entropy_bits: f64,
     pub entropy_nats: f64,
+    /// The kept tokens' ids, ascending, when they are few (`is_few`): what a
+    /// truncation leaves, so the stages after it read a few dozen tokens
+    /// instead of the whole vocabulary (262,144 for Gemma 3, on every slider
+    /// move). Derived from `kept`: it changes no number.
+    #[serde(skip)]
+    pub support: Option<Arc<Vec<u32>>>,
+}
+
+/// Whether `count` kept tokens out of `vocab` are few enough to list
+/// (`Stage::support`); the same rule whichever way a stage was built.
+pub(crate) fn is_few(count: usize, vocab: usize) -> bool {
+    count * 16 <= vocab
 }
 
 /// Serialises the shared vector as the plain one it holds.
@@ -74,17 +86,76 @@ impl Stage {
         (Self::with_entropy(name, kept, nats, raw_probs), log_norm)
     }
 
-    /// A distribution whose entropy (in nats) is already known.
-    pub(crate) fn with_entropy(name: &str, probs: Vec<f64>, entropy_nats: f64, raw_probs: &[f64]) -> Self {
-        let kept: Vec<bool> = probs.iter().map(|&p| p > 0.0).collect();
-        // One pass for the kept set's size and raw mass.
-        let (mut kept_count, mut kept_mass) = (0, 0.0);
-        for (&k, &raw) in kept.iter().zip(raw_probs) {
-            if k {
-                kept_count += 1;
-                kept_mass += raw;
+    /// `renormalized`, given `support`: ascending ids among which are all
+    /// the tokens `mask` keeps with probability > 0 (the previous stage's
+    /// `support`, or the mask's own ids). Only those are read; the sums add
+    /// the same terms in the same order, so the result is bit for bit
+    /// `renormalized`'s.
+    pub(crate) fn renormalized_among(
+        name: &str,
+        probs: &[f64],
+        mask: &[bool],
+        support: &[u32],
+        logits: &[f64],
+        log_norm: f64,
+        raw_probs: &[f64],
+    ) -> (Self, f64) {
+        let ids: Vec<u32> = support.iter().copied().filter(|&i| mask[i as usize]).collect();
+        let mass: f64 = ids.iter().map(|&i| probs[i as usize]).sum();
+        let mut kept = vec![0.0; probs.len()];
+        if mass > 0.0 {
+            for &i in &ids {
+                kept[i as usize] = probs[i as usize] / mass;
             }
         }
+        let log_norm = log_norm + mass.ln();
+        let nats = entropy_nats_from_logits_among(&kept, logits, log_norm, &ids);
+        (Self::with_entropy_among(name, kept, nats, raw_probs, &ids), log_norm)
+    }
+
+    /// A distribution whose entropy (in nats) is already known.
+    pub(crate) fn with_entropy(name: &str, probs: Vec<f64>, entropy_nats: f64, raw_probs: &[f64]) -> Self {
+        // One pass for the kept set, its size and its raw mass. Adding 0.0
+        // for a dropped token leaves the sum's bits as skipping it would
+        // (the sum starts at +0.0 and raw probabilities are not negative),
+        // and keeps the loop free of branches.
+        let mut kept = Vec::with_capacity(probs.len());
+        let (mut kept_count, mut kept_mass) = (0, 0.0);
+        for (&p, &raw) in probs.iter().zip(raw_probs) {
+            let k = p > 0.0;
+            kept.push(k);
+            kept_count += k as usize;
+            kept_mass += if k { raw } else { 0.0 };
+        }
+        let support = is_few(kept_count, probs.len()).then(|| ids_of(&kept));
+        Self::assemble(name, probs, kept, kept_count, kept_mass, entropy_nats, support)
+    }
+
+    /// `with_entropy` where `probs` is 0 outside `ids` (ascending): the same
+    /// stage, from those tokens alone.
+    fn with_entropy_among(name: &str, probs: Vec<f64>, entropy_nats: f64, raw_probs: &[f64], ids: &[u32]) -> Self {
+        let mut kept = vec![false; probs.len()];
+        let mut listed = Vec::with_capacity(ids.len());
+        let mut kept_mass = 0.0;
+        for &i in ids.iter().filter(|&&i| probs[i as usize] > 0.0) {
+            kept[i as usize] = true;
+            kept_mass += raw_probs[i as usize];
+            listed.push(i);
+        }
+        let kept_count = listed.len();
+        let support = is_few(kept_count, probs.len()).then_some(listed);
+        Self::assemble(name, probs, kept, kept_count, kept_mass, entropy_nats, support)
+    }
+
+    fn assemble(
+        name: &str,
+        probs: Vec<f64>,
+        kept: Vec<bool>,
+        kept_count: usize,
+        kept_mass: f64,
+        entropy_nats: f64,
+        support: Option<Vec<u32>>,
+    ) -> Self {
         Self {
             name: name.to_string(),
             entropy_bits: entropy_nats / std::f64::consts::LN_2,
@@ -93,7 +164,13 @@ impl Stage {
             kept: Arc::new(kept),
             kept_count,
             kept_mass,
+            support: support.map(Arc::new),
         }
+    }
+
+    /// `support` as a slice, when the stage has one.
+    pub fn support(&self) -> Option<&[u32]> {
+        self.support.as_deref().map(Vec::as_slice)
     }
 
     /// The same distribution under another name (an "off" stage, or "final").
@@ -103,6 +180,11 @@ impl Stage {
             ..self.clone()
         }
     }
+}
+
+/// The ids where `kept` is true, ascending.
+pub(crate) fn ids_of(kept: &[bool]) -> Vec<u32> {
+    kept.iter().enumerate().filter(|(_, k)| **k).map(|(i, _)| i as u32).collect()
 }
 
 /// Zeroes the tokens outside `mask` and rescales the rest to sum to 1: what
@@ -133,4 +215,86 @@ fn renormalize_with_mass(probs: &[f64], mask: &[bool]) -> (Vec<f64>, f64) {
         })
         .collect();
     (renormalized, kept_sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use crate::rules::{Order, RuleSettings, entropy_nats, run_pipeline};
+
+    fn same_bits(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    }
+
+    #[test]
+    fn a_stage_read_from_its_support_is_the_stage_read_from_the_whole_vocabulary() {
+        let mut rng = Rng::new(11);
+        for round in 0..50 {
+            let n = 2048;
+            // A truncated distribution: a few dozen possible tokens (one of them
+            // rounded to 0), -inf logits elsewhere; a mask that also marks
+            // impossible tokens, as a cut's mask may.
+            let mut support: Vec<u32> = (0..n as u32).filter(|_| rng.next_f64() < 0.03).collect();
+            support.push(n as u32 - 1);
+            support.dedup();
+            let mut logits = vec![f64::NEG_INFINITY; n];
+            for &i in &support {
+                logits[i as usize] = rng.next_normal() * 3.0;
+            }
+            let soft = crate::rules::softmax::softmax_parts(&logits);
+            let mut probs = soft.probs.clone();
+            probs[support[round % support.len()] as usize] = 0.0;
+            let mask: Vec<bool> = (0..n).map(|_| rng.next_f64() < 0.5).collect();
+            let raw: Vec<f64> = (0..n).map(|_| rng.next_f64() / n as f64).collect();
+            let dense = Stage::renormalized("cut", &probs, &mask, &logits, soft.log_norm, &raw);
+            let among = Stage::renormalized_among("cut", &probs, &mask, &support, &logits, soft.log_norm, &raw);
+            assert!(same_bits(&dense.0.probs, &among.0.probs), "round {round}");
+            assert_eq!(dense.0.kept, among.0.kept);
+            assert_eq!((dense.0.kept_count, dense.0.kept_mass.to_bits()), (among.0.kept_count, among.0.kept_mass.to_bits()));
+            assert_eq!(dense.0.entropy_nats.to_bits(), among.0.entropy_nats.to_bits());
+            assert_eq!(dense.1.to_bits(), among.1.to_bits());
+            assert_eq!(dense.0.support, among.0.support);
+            let listed: Vec<u32> = (0..n as u32).filter(|&i| dense.0.kept[i as usize]).collect();
+            assert_eq!(dense.0.support.as_deref(), Some(&listed));
+
+            // A whole distribution cut by a mask of few tokens, read through the mask's ids.
+            let all: Vec<f64> = (0..n).map(|_| rng.next_normal() * 3.0).collect();
+            let whole = crate::rules::softmax::softmax_parts(&all);
+            let few: Vec<bool> = (0..n).map(|_| rng.next_f64() < 0.02).collect();
+            let dense = Stage::renormalized("cut", &whole.probs, &few, &all, whole.log_norm, &raw);
+            let among = Stage::renormalized_among("cut", &whole.probs, &few, &ids_of(&few), &all, whole.log_norm, &raw);
+            assert_eq!(dense, among, "round {round}");
+            assert_eq!(dense.1.to_bits(), among.1.to_bits());
+        }
+    }
+
+    #[test]
+    fn every_truncation_in_the_pipeline_renormalises_what_it_keeps_and_lists_few_tokens() {
+        let mut rng = Rng::new(5);
+        let logits: Vec<f64> = (0..5000).map(|_| rng.next_normal() * 2.5).collect();
+        let history: Vec<u32> = (0..30).map(|i| (i * 37) % 5000).collect();
+        for order in [Order::HuggingFace, Order::LlamaCpp] {
+            let s = RuleSettings { temperature: 0.8, top_k: 60, top_p: 0.9, min_p: 0.03, repetition_penalty: 1.3, order, ..Default::default() };
+            let stages = run_pipeline(&logits, &history, &s).unwrap();
+            for pair in stages.windows(2) {
+                let (before, after) = (&pair[0], &pair[1]);
+                let listed: Vec<u32> = (0..5000).filter(|&i| after.kept[i as usize]).collect();
+                match &after.support {
+                    Some(ids) => assert_eq!(**ids, listed, "{}", after.name),
+                    None => assert!(listed.len() * 16 > 5000, "{} keeps {} tokens but lists none", after.name, listed.len()),
+                }
+                if ["top_k", "top_p", "min_p"].contains(&after.name.as_str()) {
+                    // A cut that drops nothing passes the stage before on untouched.
+                    let expected = if after.kept == before.kept { before.probs.to_vec() } else { renormalize_kept(&before.probs, &after.kept) };
+                    assert!(same_bits(&after.probs, &expected), "{}", after.name);
+                    assert!((after.entropy_nats - entropy_nats(&after.probs)).abs() < 1e-12, "{}", after.name);
+                    let mass: f64 = listed.iter().map(|&i| stages[0].probs[i as usize]).sum();
+                    assert!((after.kept_mass - mass).abs() < 1e-15, "{}", after.name);
+                }
+            }
+            let min_p = stages.iter().find(|st| st.name == "min_p").unwrap();
+            assert!(min_p.support.is_some() && min_p.kept_count <= 60, "{order:?}: the cuts leave at most k tokens");
+        }
+    }
 }

@@ -25,7 +25,12 @@ const SORT_BELOW: usize = 32;
 /// their min_keep of 1). `p >= 1` keeps every possible token (also the float
 /// tail where all probabilities sum to a hair under 1).
 pub fn top_p_mask(probs: &[f64], p: f64) -> Vec<bool> {
-    let mut candidates = collect_candidates(probs);
+    top_p_mask_of(collect_candidates(probs), p, probs.len())
+}
+
+/// `top_p_mask` over the possible tokens `candidates` (ascending by id) of a
+/// vocabulary of `vocab_size`.
+fn top_p_mask_of(mut candidates: Vec<Candidate>, p: f64, vocab_size: usize) -> Vec<bool> {
     let count = if p >= 1.0 || candidates.is_empty() {
         candidates.len()
     } else if p <= 0.0 {
@@ -34,7 +39,7 @@ pub fn top_p_mask(probs: &[f64], p: f64) -> Vec<bool> {
     } else {
         count_nucleus(&mut candidates, p)
     };
-    mask_of_ids(candidates[..count].iter().map(|c| c.1), probs.len())
+    mask_of_ids(candidates[..count].iter().map(|c| c.1), vocab_size)
 }
 
 /// Reorders `candidates` so the nucleus comes first and returns its size.
@@ -127,7 +132,7 @@ pub(crate) const SPEC: StageSpec = StageSpec {
     switches: &["top_p"],
     fields: FIELDS,
     is_on: |s| s.top_p < 1.0,
-    apply: Apply::Cut(|c| c.at_least(top_p_mask(c.probs, c.s.top_p))),
+    apply: Apply::Cut(|c| c.at_least(top_p_mask_of(c.candidates(), c.s.top_p, c.probs.len()))),
     alone: Some(AloneCut {
         always: true,
         key: |s, _| vec![s.top_p],

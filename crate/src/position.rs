@@ -24,7 +24,7 @@ pub struct Vocabulary<'a> {
 pub struct Drawn {
     pub distribution: Distribution,
     /// The final stage's probabilities over the whole vocabulary.
-    pub final_probs: Vec<f64>,
+    pub final_probs: rules::Probs,
     pub inputs: StepInputs,
     pub id: u32,
     pub coin: f64,
@@ -118,7 +118,7 @@ impl Position {
     }
 
     /// The rules here with `inputs`: the view and the final probabilities.
-    pub fn describe(&self, s: &GenerationSettings, inputs: &StepInputs, names: Describer) -> Result<(Distribution, Vec<f64>)> {
+    pub fn describe(&self, s: &GenerationSettings, inputs: &StepInputs, names: Describer) -> Result<(Distribution, rules::Probs)> {
         report::describe_with(self.summary()?, &self.history, &s.rules, s.top_n, self.index, names, inputs)
     }
 
@@ -139,7 +139,7 @@ impl Position {
             rng.next_f64();
         }
         let coin = rng.next_f64();
-        let id = rules::sample_inverse_cdf(&final_probs, coin) as u32;
+        let id = rules::sample_inverse_cdf_of(&final_probs, coin) as u32;
         Ok(Drawn { distribution, final_probs, inputs, id, coin })
     }
 }

@@ -201,7 +201,7 @@ pub fn describer(tok: &dyn Tokenizer) -> impl Fn(u32) -> (String, String) + '_ {
 
 fn stage_view(stage: &Stage, top: &[usize]) -> StageView {
     let cells: Vec<StageCell> =
-        top.iter().map(|&i| StageCell { id: i as u32, prob: stage.probs[i], kept: stage.kept[i] }).collect();
+        top.iter().map(|&i| StageCell { id: i as u32, prob: stage.probs.get(i), kept: stage.kept[i] }).collect();
     let kept_in_top = cells.iter().filter(|c| c.kept).count();
     StageView {
         name: stage.name.clone(),
@@ -257,7 +257,7 @@ pub fn describe(
     top_n: usize,
     position: usize,
     names: Describer,
-) -> Result<(Distribution, Vec<f64>)> {
+) -> Result<(Distribution, rules::Probs)> {
     describe_with(summary, history, settings, top_n, position, names, &rules::StepInputs::default())
 }
 
@@ -270,7 +270,7 @@ pub fn describe_with(
     position: usize,
     names: Describer,
     inputs: &rules::StepInputs,
-) -> Result<(Distribution, Vec<f64>)> {
+) -> Result<(Distribution, rules::Probs)> {
     let (stages, alone) = rules::run_rules_with(&summary.raw, history, settings, &summary.memo, inputs)?;
     let raw = summary.raw.logits.as_slice();
     let top = summary.top(top_n);
@@ -282,7 +282,7 @@ pub fn describe_with(
             TokenView { id: i as u32, text, display, logit: raw[i], prob: raw_probs[i] }
         })
         .collect();
-    let final_probs = stages.last().expect("the pipeline has a final stage").probs.to_vec();
+    let final_probs = stages.last().expect("the pipeline has a final stage").probs.clone();
     let dist = Distribution {
         position,
         raw_top,

@@ -51,7 +51,7 @@ pub struct SideBySide {
 pub fn side_by_side(position: &Position, a: &GenerationSettings, b: &GenerationSettings, vocab: &Vocabulary, names: Describer) -> Result<SideBySide> {
     let final_of = |s: &GenerationSettings| -> Result<Vec<f64>> {
         s.validate_beyond_rules()?;
-        Ok(position.describe(s, &position.inputs(s, vocab), names)?.1)
+        Ok(position.describe(s, &position.inputs(s, vocab), names)?.1.to_vec())
     };
     let (pa, pb) = (final_of(a)?, final_of(b)?);
     let raw = &position.summary()?.raw.probs;

@@ -125,12 +125,18 @@ impl DecoderLm {
             let n = rest.len().min(PREFILL_CHUNK).min(PAGE - start % PAGE);
             let (chunk, after) = rest.split_at(n);
             let input = self.token_tensor(chunk);
-            let (logits, work, captured) =
-                self.model.forward_captured(&self.config, input, start, Some(&mut self.cache), true, capture && after.is_empty());
+            let cache = Some(&mut self.cache);
+            // Only the last chunk's last position goes through the LM head.
+            let work = if after.is_empty() {
+                let (logits, work, captured) = self.model.forward_captured(&self.config, input, start, cache, true, capture);
+                last = Some((logits, captured));
+                work
+            } else {
+                self.model.feed(&self.config, input, start, cache)
+            };
             self.counters.cached.add(work);
             self.ids.truncate(start);
             self.ids.extend_from_slice(chunk);
-            last = Some((logits, captured));
             rest = after;
         }
         Ok(last.expect("tokens is not empty"))

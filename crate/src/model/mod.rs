@@ -106,6 +106,12 @@ impl Transformer {
         (self.head(c, x), work, captured)
     }
 
+    /// Runs a chunk into `cache` without the LM head (a prompt's chunks
+    /// before its last): the attention's work, as `forward` counts it.
+    pub fn feed(&self, c: &ModelConfig, tokens: Tensor<2, Int>, start: usize, cache: Option<&mut KvCache>) -> PathCost {
+        self.hidden_counted(c, tokens, start, cache, false).1
+    }
+
     /// The residual stream after the last block (before the final norm).
     ///
     /// # Shapes

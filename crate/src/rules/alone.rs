@@ -5,7 +5,7 @@ use super::memo::StageMemo;
 use super::raw::RawDistribution;
 use super::registry::SPECS;
 use super::settings::RuleSettings;
-use super::softmax::{Softmax, argmax};
+use super::softmax::argmax;
 use super::spec::Apply;
 use super::stage::Stage;
 use super::state::StepInputs;
@@ -51,10 +51,7 @@ fn greedy(raw: &RawDistribution) -> Stage {
 /// The "temperature" column: softmax(raw / tau).
 fn temperature(raw: &RawDistribution, tempered: &Option<Tempered>, tau: f64) -> Stage {
     match tempered {
-        Some(t) => {
-            let softmax = Softmax { probs: t.softmax.probs.clone(), log_norm: t.softmax.log_norm };
-            Stage::from_softmax("temperature", softmax, &t.logits, &raw.probs).0
-        }
+        Some(t) => Stage::from_shared_softmax("temperature", &t.probs, t.log_norm, &t.logits, &raw.probs),
         None if tau == 1.0 => raw.stage.renamed("temperature"),
         None => Stage::from_logits("temperature", &scale_by_temperature(&raw.logits, tau), &raw.probs),
     }

@@ -1,5 +1,7 @@
 //! The draw: one categorical sample by walking the CDF.
 
+use super::probs::Probs;
+
 /// Returns the first token whose cumulative probability exceeds `coin`
 /// (`coin` from `Rng::next_f64`, in [0, 1)). Zero-probability tokens are
 /// skipped, and if rounding leaves the total mass below `coin` the last
@@ -7,9 +9,26 @@
 /// If no token is possible at all (every probability 0), returns 0; the
 /// pipeline never produces such a distribution.
 pub fn sample_inverse_cdf(probs: &[f64], coin: f64) -> usize {
+    inverse_cdf(probs.iter().copied().enumerate(), coin)
+}
+
+/// `sample_inverse_cdf` of a stage's probabilities: over its few possible
+/// tokens when it holds only those (the same sum in the same order: the
+/// zeros it skips add nothing), else over the whole vector.
+pub fn sample_inverse_cdf_of(probs: &Probs, coin: f64) -> usize {
+    match probs.few_held() {
+        Some((ids, values)) => inverse_cdf(ids.iter().map(|&i| i as usize).zip(values.iter().copied()), coin),
+        None => sample_inverse_cdf(probs, coin),
+    }
+}
+
+/// The first token, in id order, where the running sum of the positive
+/// probabilities passes `coin`; the last possible one when rounding leaves
+/// the whole sum at or below it.
+fn inverse_cdf(probs: impl Iterator<Item = (usize, f64)>, coin: f64) -> usize {
     let mut cdf = 0.0;
     let mut last_possible = None;
-    for (i, &p) in probs.iter().enumerate() {
+    for (i, p) in probs {
         if p <= 0.0 {
             continue;
         }

@@ -7,10 +7,10 @@ use super::ranking::{collect_candidates, partition_best};
 /// keeps fewer (ties by lower id; never more than the possible tokens).
 /// Costs one count when the mask already keeps enough, the usual case.
 pub fn keep_at_least(mut mask: Vec<bool>, probs: &[f64], min_keep: usize) -> Vec<bool> {
-    let want = min_keep.max(1);
-    if mask.iter().filter(|&&k| k).count() >= want {
+    if keeps_enough(&mask, min_keep) {
         return mask;
     }
+    let want = min_keep.max(1);
     let mut candidates = collect_candidates(probs);
     let take = want.min(candidates.len());
     partition_best(&mut candidates, take);
@@ -18,6 +18,11 @@ pub fn keep_at_least(mut mask: Vec<bool>, probs: &[f64], min_keep: usize) -> Vec
         mask[c.1 as usize] = true;
     }
     mask
+}
+
+/// Whether `mask` keeps at least `min_keep` tokens (and at least one).
+pub(crate) fn keeps_enough(mask: &[bool], min_keep: usize) -> bool {
+    mask.iter().filter(|&&k| k).count() >= min_keep.max(1)
 }
 
 /// The `k`-th largest probability (k >= 1) among the possible tokens, or 0

@@ -3,6 +3,7 @@
 use super::fields::{Control, Field, Group, Range, slot};
 use super::settings::UNBOUNDED;
 use super::min_keep::keep_at_least;
+use super::probs::Probs;
 use super::spec::{AloneCut, Apply, StageSpec, Takes};
 
 /// Returns the mask `p_i >= min_p * p_max` (and `p_i > 0`). `min_p = 0` keeps
@@ -14,12 +15,13 @@ pub fn min_p_mask(probs: &[f64], min_p: f64) -> Vec<bool> {
 }
 
 /// `min_p_mask` where `probs` is 0 outside `ids`: only those are read.
-fn min_p_mask_among(probs: &[f64], min_p: f64, ids: &[u32]) -> Vec<bool> {
-    let p_max = ids.iter().map(|&i| probs[i as usize]).fold(0.0, |max, p| if p > max { p } else { max });
+fn min_p_mask_among(probs: &Probs, min_p: f64, ids: &[u32]) -> Vec<bool> {
+    let p_max = ids.iter().map(|&i| probs.get(i as usize)).fold(0.0, |max, p| if p > max { p } else { max });
     let threshold = min_p * p_max;
     let mut mask = vec![false; probs.len()];
-    for &i in ids.iter().filter(|&&i| probs[i as usize] > 0.0 && probs[i as usize] >= threshold) {
-        mask[i as usize] = true;
+    for &i in ids {
+        let p = probs.get(i as usize);
+        mask[i as usize] = p > 0.0 && p >= threshold;
     }
     mask
 }

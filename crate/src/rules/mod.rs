@@ -32,6 +32,7 @@ mod memo;
 mod min_keep;
 mod pipeline;
 mod prefix;
+mod probs;
 mod ranking;
 mod raw;
 mod registry;
@@ -51,7 +52,7 @@ pub use bias::apply_bias_and_bans;
 pub use kind::{ChainPreset, Order, StageKind};
 pub use registry::{StageInfo, stages_on};
 pub use curve::entropy_nats_at_temperatures;
-pub use draw::sample_inverse_cdf;
+pub use draw::{sample_inverse_cdf, sample_inverse_cdf_of};
 pub use exp::exp;
 pub(crate) use raw::check_logits;
 pub use fields::{Control, Field, Group, Range, Slot};
@@ -71,6 +72,7 @@ pub use softmax::{
     Nearby, Softmax, argmax, entropy_bits, entropy_nats, entropy_nats_at_temperature, entropy_nats_from_logits, softmax,
     softmax_near, softmax_parts,
 };
+pub use probs::Probs;
 pub use stage::{Stage, renormalize_kept};
 pub use state::{SamplerState, StepInputs};
 pub use temperature::scale_by_temperature;

@@ -5,12 +5,11 @@
 //! copy, so the page can re-run the rules on the same logits at every slider
 //! move. What a move leaves unchanged comes from the position's `StageMemo`.
 
-use std::sync::Arc;
-
 use super::alone::rules_alone;
 use super::kind::StageKind;
 use super::memo::StageMemo;
 use super::prefix::Prefix;
+use super::probs::Probs;
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
 use super::spec::{Apply, Cut};
@@ -134,7 +133,7 @@ impl Walk<'_> {
         Ok(match spec.apply {
             Apply::Modifier(_) => {
                 let stage = self.prefix.apply(kind, previous, &self.raw.probs, self.history, s, inputs)?;
-                self.synced &= Arc::ptr_eq(&stage.probs, &previous.probs);
+                self.synced &= Probs::same(&stage.probs, &previous.probs);
                 stage
             }
             Apply::Temperature => self.apply_temperature(previous, s.temperature),
@@ -176,7 +175,7 @@ impl Walk<'_> {
 
     /// Applies one truncation rule to the latest stage's probabilities
     /// (and logits, for the rules that read them).
-    fn truncation(&mut self, name: &str, previous: &Stage, mask_of: impl Fn(&[f64], &[f64]) -> Vec<bool>) -> Stage {
+    fn truncation(&mut self, name: &str, previous: &Stage, mask_of: impl Fn(&Probs, &[f64]) -> Vec<bool>) -> Stage {
         let p = &mut self.prefix;
         let mask = mask_of(&previous.probs, &p.z);
         let raw_probs = &self.raw.probs;

@@ -66,9 +66,30 @@ pub(crate) fn settle_ties(mask: Vec<bool>, probs: &[f64], ties: super::settings:
 /// Indices of the `n` largest of `values` (every entry counts, -inf
 /// included), best first, in the one order: the panels' top rows, beam
 /// search's candidates, a scored token's alternatives.
+///
+/// One pass with a buffer of a few times `n`: whenever it fills, its best
+/// `n` stay and the worst of them becomes the bar a value must beat to be
+/// taken, so a 262,144-token vocabulary needs no vocabulary-sized copy.
 pub fn top_indices(values: &[f64], n: usize) -> Vec<usize> {
-    let mut candidates: Vec<Candidate> = values.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
-    let n = n.min(candidates.len());
+    let n = n.min(values.len());
+    if n == 0 {
+        return Vec::new();
+    }
+    let room = 4 * n.max(16);
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(room.min(values.len()));
+    let mut bar: Option<Candidate> = None;
+    for (i, &v) in values.iter().enumerate() {
+        let c = (v, i as u32);
+        if bar.is_some_and(|b| compare_candidates(&c, &b) != Ordering::Less) {
+            continue;
+        }
+        candidates.push(c);
+        if candidates.len() == room {
+            partition_best(&mut candidates, n);
+            candidates.truncate(n);
+            bar = candidates.iter().copied().max_by(compare_candidates);
+        }
+    }
     partition_best(&mut candidates, n);
     candidates.truncate(n);
     candidates.sort_unstable_by(compare_candidates);
@@ -282,7 +303,7 @@ mod tests {
         let mut rng = Rng::new(33);
         for (_, z) in logit_cases(&mut rng, 300) {
             let full = comparison_rank_descending(&z);
-            for n in [0, 1, 10, 299, 300, 301] {
+            for n in [0, 1, 2, 10, 64, 299, 300, 301] {
                 let want: Vec<usize> = full.iter().take(n).map(|&id| id as usize).collect();
                 assert_eq!(top_indices(&z, n), want, "n {n}");
             }

@@ -6,7 +6,8 @@
 //! preview (at 49,152 tokens they are most of a preview's work otherwise).
 
 use super::ranking::{mask_of_ids, rank_descending};
-use super::softmax::{Softmax, softmax_parts};
+use super::probs::Probs;
+use super::softmax::softmax_parts;
 use super::stage::Stage;
 use crate::error::Result;
 
@@ -14,8 +15,9 @@ use crate::error::Result;
 #[derive(Clone, Debug)]
 pub struct RawDistribution {
     pub logits: Vec<f64>,
-    /// softmax(logits), bit for bit what `softmax` returns.
-    pub probs: Vec<f64>,
+    /// softmax(logits), bit for bit what `softmax` returns (the "raw"
+    /// stage's own numbers, shared).
+    pub probs: Probs,
     /// `ln p_i = logits_i - log_norm` for every token with `p_i > 0`.
     pub log_norm: f64,
     /// Token ids by descending probability, ties by lower id: the order
@@ -30,9 +32,10 @@ impl RawDistribution {
     /// Refuses logits no distribution can come from (empty, NaN, +inf, all -inf).
     pub fn new(logits: Vec<f64>) -> Result<Self> {
         check_logits(&logits)?;
-        let Softmax { probs, log_norm } = softmax_parts(&logits);
-        let own = Softmax { probs: probs.clone(), log_norm };
-        let stage = Stage::from_softmax("raw", own, &logits, &probs).0;
+        let softmax = softmax_parts(&logits);
+        let log_norm = softmax.log_norm;
+        let stage = Stage::measured_against_itself("raw", softmax, &logits);
+        let probs = stage.probs.clone();
         let order = rank_descending(&probs);
         Ok(Self { logits, probs, log_norm, order, stage })
     }
@@ -124,7 +127,7 @@ mod tests {
             let mut z = logits(&mut rng, n);
             z[0] = 0.0; // at least one possible token
             let raw = RawDistribution::new(z.clone()).unwrap();
-            assert_eq!(raw.probs, softmax(&z));
+            assert_eq!(raw.probs.to_vec(), softmax(&z));
             for k in [0, 1, 2, 5, n / 2, n, n + 3] {
                 assert_eq!(raw.top_k_mask(k), top_k_mask(&raw.probs, k), "trial {trial}, k {k}");
             }
@@ -161,7 +164,7 @@ mod tests {
         assert!((st.probs.iter().sum::<f64>() - 1.0).abs() < 1e-15);
         assert!((st.entropy_nats - entropy_nats(&st.probs)).abs() < 1e-14);
         let all = raw.truncated("top_p", &raw.top_p_mask(1.0));
-        assert_eq!(*all.probs, raw.probs);
+        assert_eq!(all.probs, raw.probs);
         assert!((raw.stage.entropy_nats - entropy_nats(&raw.probs)).abs() < 1e-14);
     }
 

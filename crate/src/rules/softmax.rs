@@ -148,14 +148,15 @@ pub fn entropy_nats_from_logits(probs: &[f64], logits: &[f64], log_norm: f64) ->
     if h > 0.0 { h } else { 0.0 }
 }
 
-/// `entropy_nats_from_logits` where `probs` is 0 outside `ids` (ascending):
-/// the same terms in the same order, so the same bits.
-pub fn entropy_nats_from_logits_among(probs: &[f64], logits: &[f64], log_norm: f64, ids: &[u32]) -> f64 {
-    let possible = ids.iter().map(|&i| i as usize).filter(|&i| probs[i] > 0.0);
+/// `entropy_nats_from_logits` of a distribution given as its possible
+/// tokens (id, probability), ids ascending: the same terms in the same
+/// order, so the same bits.
+pub fn entropy_nats_of(kept: &[(u32, f64)], logits: &[f64], log_norm: f64) -> f64 {
+    let possible = kept.iter().filter(|c| c.1 > 0.0);
     let h: f64 = if log_norm.is_finite() {
-        possible.map(|i| -probs[i] * (logits[i] - log_norm)).sum()
+        possible.map(|&(i, p)| -p * (logits[i as usize] - log_norm)).sum()
     } else {
-        possible.map(|i| -probs[i] * probs[i].ln()).sum()
+        possible.map(|&(_, p)| -p * p.ln()).sum()
     };
     if h > 0.0 { h } else { 0.0 }
 }

@@ -8,7 +8,8 @@
 //! settings table and the report's `on` list iterate over it.
 
 use super::fields::Field;
-use super::min_keep::keep_at_least;
+use super::min_keep::{keep_at_least, keeps_enough};
+use super::probs::Probs;
 use super::ranking::{Candidate, collect_candidates};
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
@@ -61,8 +62,10 @@ pub enum Apply {
 
 /// What a truncation sees at its place in the chain.
 pub struct Cut<'a> {
-    /// The latest stage's probabilities.
-    pub probs: &'a [f64],
+    /// The latest stage's probabilities (a slice of them builds the whole
+    /// vector of a stage that holds few tokens: `support` and `Probs::get`
+    /// read those without it).
+    pub probs: &'a Probs,
     /// The logits as they flow (-inf where a token was dropped).
     pub logits: &'a [f64],
     /// The latest stage's possible tokens, ascending, when they are few
@@ -82,13 +85,16 @@ impl Cut<'_> {
     /// `support` when the stage has one, else from the whole vocabulary.
     pub(crate) fn candidates(&self) -> Vec<Candidate> {
         match self.support {
-            Some(ids) => ids.iter().map(|&i| (self.probs[i as usize], i)).filter(|c| c.0 > 0.0).collect(),
+            Some(ids) => ids.iter().map(|&i| (self.probs.get(i as usize), i)).filter(|c| c.0 > 0.0).collect(),
             None => collect_candidates(self.probs),
         }
     }
 
     /// `mask` grown to keep at least `min_keep` tokens.
     pub fn at_least(&self, mask: Vec<bool>) -> Vec<bool> {
+        if keeps_enough(&mask, self.s.min_keep) {
+            return mask;
+        }
         keep_at_least(mask, self.probs, self.s.min_keep)
     }
 }

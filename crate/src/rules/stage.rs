@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::softmax::{Nearby, Softmax, entropy_nats_from_logits, entropy_nats_from_logits_among, softmax_near, softmax_parts};
+use super::probs::Probs;
+use super::softmax::{Nearby, Softmax, entropy_nats_from_logits, entropy_nats_of, softmax_near, softmax_parts};
 
 /// The distribution after one stage of the pipeline (or one rule alone).
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -12,11 +13,11 @@ pub struct Stage {
     /// "raw", "penalties", "bias_bans", "temperature", "top_k", "top_p",
     /// "min_p", "final"; rules alone: "greedy", "temperature", "top_k", "top_p", "min_p".
     pub name: String,
-    /// Full-vocabulary distribution after this stage (shared: a stage that
+    /// Every token's probability after this stage (shared: a stage that
     /// changes nothing, and a kept stage reused by the next preview, point to
-    /// the same numbers instead of copying a vocabulary's worth).
-    #[serde(serialize_with = "serialize_shared")]
-    pub probs: Arc<Vec<f64>>,
+    /// the same numbers). A stage that keeps few tokens (`is_few`) holds
+    /// only those.
+    pub probs: Probs,
     /// `kept[i] = probs[i] > 0`: the token is still possible.
     #[serde(serialize_with = "serialize_shared")]
     pub kept: Arc<Vec<bool>>,
@@ -25,16 +26,10 @@ pub struct Stage {
     pub kept_mass: f64,
     pub entropy_bits: f64,
     pub entropy_nats: f64,
-    /// The kept tokens' ids, ascending, when they are few (`is_few`): what a
-    /// truncation leaves, so the stages after it read a few dozen tokens
-    /// instead of the whole vocabulary (262,144 for Gemma 3, on every slider
-    /// move). Derived from `kept`: it changes no number.
-    #[serde(skip)]
-    pub support: Option<Arc<Vec<u32>>>,
 }
 
-/// Whether `count` kept tokens out of `vocab` are few enough to list
-/// (`Stage::support`); the same rule whichever way a stage was built.
+/// Whether `count` kept tokens out of `vocab` are few enough to hold alone
+/// (`Probs::few`); the same rule whichever way a stage was built.
 pub(crate) fn is_few(count: usize, vocab: usize) -> bool {
     count * 16 <= vocab
 }
@@ -68,6 +63,24 @@ impl Stage {
         (Self::with_entropy(name, probs, nats, raw_probs), log_norm)
     }
 
+    /// `from_softmax` of a softmax already held elsewhere (`probs`, whole),
+    /// sharing its numbers instead of copying them.
+    pub(crate) fn from_shared_softmax(name: &str, probs: &Probs, log_norm: f64, logits: &[f64], raw_probs: &[f64]) -> Self {
+        let nats = entropy_nats_from_logits(probs, logits, log_norm);
+        let (kept, kept_count, kept_mass) = kept_set(probs, raw_probs);
+        let held = if is_few(kept_count, probs.len()) { Self::held(probs.to_vec(), &kept, kept_count) } else { probs.clone() };
+        Self::assemble(name, held, kept, kept_count, kept_mass, nats)
+    }
+
+    /// The raw distribution's own stage: `softmax` of `logits`, its kept
+    /// mass measured against itself.
+    pub(crate) fn measured_against_itself(name: &str, softmax: Softmax, logits: &[f64]) -> Self {
+        let Softmax { probs, log_norm } = softmax;
+        let nats = entropy_nats_from_logits(&probs, logits, log_norm);
+        let (kept, kept_count, kept_mass) = kept_set(&probs, &probs);
+        Self::assemble(name, Self::held(probs, &kept, kept_count), kept, kept_count, kept_mass, nats)
+    }
+
     /// `probs` (softmax of `logits`, normaliser `log_norm`) restricted to
     /// `mask` and renormalised, measured without a logarithm per token: the
     /// kept tokens' log-probabilities are `logits_i - log_norm - ln(kept mass)`.
@@ -88,89 +101,89 @@ impl Stage {
 
     /// `renormalized`, given `support`: ascending ids among which are all
     /// the tokens `mask` keeps with probability > 0 (the previous stage's
-    /// `support`, or the mask's own ids). Only those are read; the sums add
+    /// few tokens, or the mask's own ids). Only those are read; the sums add
     /// the same terms in the same order, so the result is bit for bit
     /// `renormalized`'s.
     pub(crate) fn renormalized_among(
         name: &str,
-        probs: &[f64],
+        probs: &Probs,
         mask: &[bool],
         support: &[u32],
         logits: &[f64],
         log_norm: f64,
         raw_probs: &[f64],
     ) -> (Self, f64) {
-        let ids: Vec<u32> = support.iter().copied().filter(|&i| mask[i as usize]).collect();
-        let mass: f64 = ids.iter().map(|&i| probs[i as usize]).sum();
-        let mut kept = vec![0.0; probs.len()];
-        if mass > 0.0 {
-            for &i in &ids {
-                kept[i as usize] = probs[i as usize] / mass;
-            }
-        }
+        let chosen: Vec<(u32, f64)> =
+            support.iter().filter(|&&i| mask[i as usize]).map(|&i| (i, probs.get(i as usize))).collect();
+        let mass: f64 = chosen.iter().map(|c| c.1).sum();
+        let kept: Vec<(u32, f64)> = if mass > 0.0 {
+            chosen.iter().map(|&(i, p)| (i, p / mass)).filter(|c| c.1 > 0.0).collect()
+        } else {
+            Vec::new()
+        };
         let log_norm = log_norm + mass.ln();
-        let nats = entropy_nats_from_logits_among(&kept, logits, log_norm, &ids);
-        (Self::with_entropy_among(name, kept, nats, raw_probs, &ids), log_norm)
+        let nats = entropy_nats_of(&kept, logits, log_norm);
+        (Self::from_kept(name, probs.len(), kept, nats, raw_probs), log_norm)
     }
 
     /// A distribution whose entropy (in nats) is already known.
     pub(crate) fn with_entropy(name: &str, probs: Vec<f64>, entropy_nats: f64, raw_probs: &[f64]) -> Self {
-        // One pass for the kept set, its size and its raw mass. Adding 0.0
-        // for a dropped token leaves the sum's bits as skipping it would
-        // (the sum starts at +0.0 and raw probabilities are not negative),
-        // and keeps the loop free of branches.
-        let mut kept = Vec::with_capacity(probs.len());
-        let (mut kept_count, mut kept_mass) = (0, 0.0);
-        for (&p, &raw) in probs.iter().zip(raw_probs) {
-            let k = p > 0.0;
-            kept.push(k);
-            kept_count += k as usize;
-            kept_mass += if k { raw } else { 0.0 };
-        }
-        let support = is_few(kept_count, probs.len()).then(|| ids_of(&kept));
-        Self::assemble(name, probs, kept, kept_count, kept_mass, entropy_nats, support)
+        let (kept, kept_count, kept_mass) = kept_set(&probs, raw_probs);
+        Self::assemble(name, Self::held(probs, &kept, kept_count), kept, kept_count, kept_mass, entropy_nats)
     }
 
-    /// `with_entropy` where `probs` is 0 outside `ids` (ascending): the same
-    /// stage, from those tokens alone.
-    fn with_entropy_among(name: &str, probs: Vec<f64>, entropy_nats: f64, raw_probs: &[f64], ids: &[u32]) -> Self {
-        let mut kept = vec![false; probs.len()];
-        let mut listed = Vec::with_capacity(ids.len());
+    /// `probs` as a stage holds them: only the kept ones when they are few.
+    fn held(probs: Vec<f64>, kept: &[bool], kept_count: usize) -> Probs {
+        if is_few(kept_count, probs.len()) {
+            let ids = ids_of(kept);
+            let values = ids.iter().map(|&i| probs[i as usize]).collect();
+            Probs::few(probs.len(), ids, values)
+        } else {
+            Probs::whole(probs)
+        }
+    }
+
+    /// A distribution of `len` tokens of which only `kept` (ids ascending,
+    /// probabilities > 0) are possible, its entropy known: the stage
+    /// `with_entropy` makes of the same numbers.
+    fn from_kept(name: &str, len: usize, kept: Vec<(u32, f64)>, entropy_nats: f64, raw_probs: &[f64]) -> Self {
+        let mut mask = vec![false; len];
         let mut kept_mass = 0.0;
-        for &i in ids.iter().filter(|&&i| probs[i as usize] > 0.0) {
-            kept[i as usize] = true;
+        for &(i, _) in &kept {
+            mask[i as usize] = true;
             kept_mass += raw_probs[i as usize];
-            listed.push(i);
         }
-        let kept_count = listed.len();
-        let support = is_few(kept_count, probs.len()).then_some(listed);
-        Self::assemble(name, probs, kept, kept_count, kept_mass, entropy_nats, support)
+        let kept_count = kept.len();
+        let probs = if is_few(kept_count, len) {
+            let (ids, values) = kept.into_iter().unzip();
+            Probs::few(len, ids, values)
+        } else {
+            let mut whole = vec![0.0; len];
+            for (i, p) in kept {
+                whole[i as usize] = p;
+            }
+            Probs::whole(whole)
+        };
+        Self::assemble(name, probs, mask, kept_count, kept_mass, entropy_nats)
     }
 
-    fn assemble(
-        name: &str,
-        probs: Vec<f64>,
-        kept: Vec<bool>,
-        kept_count: usize,
-        kept_mass: f64,
-        entropy_nats: f64,
-        support: Option<Vec<u32>>,
-    ) -> Self {
+    fn assemble(name: &str, probs: Probs, kept: Vec<bool>, kept_count: usize, kept_mass: f64, entropy_nats: f64) -> Self {
         Self {
             name: name.to_string(),
             entropy_bits: entropy_nats / std::f64::consts::LN_2,
             entropy_nats,
-            probs: Arc::new(probs),
+            probs,
             kept: Arc::new(kept),
             kept_count,
             kept_mass,
-            support: support.map(Arc::new),
         }
     }
 
-    /// `support` as a slice, when the stage has one.
+    /// The kept tokens' ids, ascending, when the stage holds only those:
+    /// the stages after it then read a few dozen tokens instead of the
+    /// whole vocabulary.
     pub fn support(&self) -> Option<&[u32]> {
-        self.support.as_deref().map(Vec::as_slice)
+        self.probs.few_held().map(|(ids, _)| ids)
     }
 
     /// The same distribution under another name (an "off" stage, or "final").
@@ -180,6 +193,22 @@ impl Stage {
             ..self.clone()
         }
     }
+}
+
+/// The kept set of `probs` (`p > 0`), its size and its mass under
+/// `raw_probs`, in one pass. Adding 0.0 for a dropped token leaves the sum's
+/// bits as skipping it would (the sum starts at +0.0 and raw probabilities
+/// are not negative), and keeps the loop free of branches.
+fn kept_set(probs: &[f64], raw_probs: &[f64]) -> (Vec<bool>, usize, f64) {
+    let mut kept = Vec::with_capacity(probs.len());
+    let (mut kept_count, mut kept_mass) = (0, 0.0);
+    for (&p, &raw) in probs.iter().zip(raw_probs) {
+        let k = p > 0.0;
+        kept.push(k);
+        kept_count += k as usize;
+        kept_mass += if k { raw } else { 0.0 };
+    }
+    (kept, kept_count, kept_mass)
 }
 
 /// The ids where `kept` is true, ascending.
@@ -248,22 +277,22 @@ mod tests {
             let mask: Vec<bool> = (0..n).map(|_| rng.next_f64() < 0.5).collect();
             let raw: Vec<f64> = (0..n).map(|_| rng.next_f64() / n as f64).collect();
             let dense = Stage::renormalized("cut", &probs, &mask, &logits, soft.log_norm, &raw);
-            let among = Stage::renormalized_among("cut", &probs, &mask, &support, &logits, soft.log_norm, &raw);
+            let among = Stage::renormalized_among("cut", &Probs::whole(probs.clone()), &mask, &support, &logits, soft.log_norm, &raw);
             assert!(same_bits(&dense.0.probs, &among.0.probs), "round {round}");
             assert_eq!(dense.0.kept, among.0.kept);
             assert_eq!((dense.0.kept_count, dense.0.kept_mass.to_bits()), (among.0.kept_count, among.0.kept_mass.to_bits()));
             assert_eq!(dense.0.entropy_nats.to_bits(), among.0.entropy_nats.to_bits());
             assert_eq!(dense.1.to_bits(), among.1.to_bits());
-            assert_eq!(dense.0.support, among.0.support);
+            assert_eq!(dense.0.probs.few_held(), among.0.probs.few_held());
             let listed: Vec<u32> = (0..n as u32).filter(|&i| dense.0.kept[i as usize]).collect();
-            assert_eq!(dense.0.support.as_deref(), Some(&listed));
+            assert_eq!(dense.0.support(), Some(&listed[..]));
 
             // A whole distribution cut by a mask of few tokens, read through the mask's ids.
             let all: Vec<f64> = (0..n).map(|_| rng.next_normal() * 3.0).collect();
             let whole = crate::rules::softmax::softmax_parts(&all);
             let few: Vec<bool> = (0..n).map(|_| rng.next_f64() < 0.02).collect();
             let dense = Stage::renormalized("cut", &whole.probs, &few, &all, whole.log_norm, &raw);
-            let among = Stage::renormalized_among("cut", &whole.probs, &few, &ids_of(&few), &all, whole.log_norm, &raw);
+            let among = Stage::renormalized_among("cut", &Probs::whole(whole.probs.clone()), &few, &ids_of(&few), &all, whole.log_norm, &raw);
             assert_eq!(dense, among, "round {round}");
             assert_eq!(dense.1.to_bits(), among.1.to_bits());
         }
@@ -280,8 +309,8 @@ mod tests {
             for pair in stages.windows(2) {
                 let (before, after) = (&pair[0], &pair[1]);
                 let listed: Vec<u32> = (0..5000).filter(|&i| after.kept[i as usize]).collect();
-                match &after.support {
-                    Some(ids) => assert_eq!(**ids, listed, "{}", after.name),
+                match after.support() {
+                    Some(ids) => assert_eq!(ids, listed, "{}", after.name),
                     None => assert!(listed.len() * 16 > 5000, "{} keeps {} tokens but lists none", after.name, listed.len()),
                 }
                 if ["top_k", "top_p", "min_p"].contains(&after.name.as_str()) {
@@ -294,7 +323,7 @@ mod tests {
                 }
             }
             let min_p = stages.iter().find(|st| st.name == "min_p").unwrap();
-            assert!(min_p.support.is_some() && min_p.kept_count <= 60, "{order:?}: the cuts leave at most k tokens");
+            assert!(min_p.support().is_some() && min_p.kept_count <= 60, "{order:?}: the cuts leave at most k tokens");
         }
     }
 }

@@ -4,6 +4,7 @@ use super::fields::{Control, Field, Group, Range, slot};
 use super::settings::{MAX_TEMPERATURE, MIN_TEMPERATURE};
 use super::spec::{Apply, StageSpec, Takes};
 
+use super::probs::Probs;
 use super::raw::RawDistribution;
 use super::softmax::{Nearby, Softmax, argmax, softmax_parts};
 
@@ -32,7 +33,9 @@ pub fn scale_by_temperature(logits: &[f64], tau: f64) -> Vec<f64> {
 /// and biases change only a few tokens).
 pub(crate) struct Tempered {
     pub(crate) logits: Vec<f64>,
-    pub(crate) softmax: Softmax,
+    /// softmax(logits), shared with the "temperature" rule alone's stage.
+    pub(crate) probs: Probs,
+    pub(crate) log_norm: f64,
 }
 
 impl Tempered {
@@ -41,12 +44,12 @@ impl Tempered {
             return None;
         }
         let logits = scale_by_temperature(&raw.logits, tau);
-        let softmax = softmax_parts(&logits);
-        Some(Self { logits, softmax })
+        let Softmax { probs, log_norm } = softmax_parts(&logits);
+        Some(Self { logits, probs: Probs::whole(probs), log_norm })
     }
 
     pub(crate) fn nearby(&self) -> Nearby<'_> {
-        Nearby { logits: &self.logits, probs: &self.softmax.probs, log_norm: self.softmax.log_norm }
+        Nearby { logits: &self.logits, probs: &self.probs, log_norm: self.log_norm }
     }
 }
 

@@ -139,7 +139,7 @@ impl Session {
         run.tokens.push(id);
         job.tokens += 1;
         if let Some(mu) = drawn.inputs.mirostat_mu {
-            run.mu = Some(rules::next_mu(mu, s.rules.mirostat_tau, s.rules.mirostat_eta, drawn.final_probs[id as usize]));
+            run.mu = Some(rules::next_mu(mu, s.rules.mirostat_tau, s.rules.mirostat_eta, drawn.final_probs.get(id as usize)));
         }
         let info = self.model.info();
         let text = self.tokenizer.decode(&run.tokens);

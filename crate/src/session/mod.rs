@@ -289,12 +289,12 @@ impl Session {
             id: drawn.id,
             text: self.tokenizer.id_to_piece(drawn.id),
             display: self.tokenizer.display(drawn.id),
-            prob: drawn.final_probs[id],
+            prob: drawn.final_probs.get(id),
             rank: rules::rank_of(self.position.logits(), id),
             coin: drawn.coin,
             special: self.tokenizer.is_special(drawn.id),
         };
-        self.advance_mirostat(settings, &drawn.inputs, drawn.final_probs[id]);
+        self.advance_mirostat(settings, &drawn.inputs, drawn.final_probs.get(id));
         self.generated.push(Generated { chosen: chosen.clone(), rng_before, mu_before });
         let text_delta = self.append_text(drawn.id);
         self.stopped = self.stop_reason(settings, info.eos_id, info.context);

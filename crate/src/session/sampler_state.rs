@@ -14,7 +14,7 @@ use crate::rules::{self, SamplerState, StepInputs};
 
 impl Session {
     /// The pending position's rules under `settings` (its preview).
-    pub(super) fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, Vec<f64>)> {
+    pub(super) fn describe(&self, settings: &GenerationSettings) -> Result<(Distribution, crate::rules::Probs)> {
         let text = |id| self.tokenizer.id_to_piece(id);
         let inputs = self.position.inputs(settings, &self.vocabulary(&text));
         self.position.describe(settings, &inputs, &report::describer(self.tokenizer.as_ref()))

@@ -46,3 +46,12 @@ pub mod cli;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
+
+/// Helpers the unit tests of several modules share.
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// Whether two slices hold the same numbers bit for bit (NaNs and signed zeros included).
+    pub(crate) fn same_bits(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    }
+}

@@ -147,10 +147,7 @@ impl Position {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn same_bits(a: &[f64], b: &[f64]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-    }
+    use crate::test_util::same_bits;
 
     #[test]
     fn a_position_keeps_its_logits_whether_they_are_sound_or_broken() {

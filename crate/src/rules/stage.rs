@@ -251,10 +251,7 @@ mod tests {
     use super::*;
     use crate::rng::Rng;
     use crate::rules::{Order, RuleSettings, entropy_nats, run_pipeline};
-
-    fn same_bits(a: &[f64], b: &[f64]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-    }
+    use crate::test_util::same_bits;
 
     #[test]
     fn a_stage_read_from_its_support_is_the_stage_read_from_the_whole_vocabulary() {

@@ -11,11 +11,11 @@
 //! rewind(n):      keep n generated tokens: truncate the cache, re-run the last token, restore the RNG
 //! ```
 //!
-//! Over 400 lines, one file: every method here reads or moves the same
-//! state together (history, cache length, pending logits, RNG), which is the
-//! invariant a rewind must restore; the parts that stand alone are already
-//! their own modules (`beam_job`, `sampler_state`, `step_report`).
-//! (Over 400 lines: the session's state and its core moves, start, step, rewind and the cache refills they share, read together; the side jobs, beam search, comparisons and the inside view, are their own files.)
+//! Over 400 lines, one file: its core moves (start, step, rewind and the
+//! cache refills they share) read and move the same state together
+//! (history, cache length, pending logits, RNG), which is the invariant a
+//! rewind must restore; the parts that stand alone are their own modules
+//! (`beam_job`, `compare_job`, `inside_view`, `sampler_state`, `step_report`).
 
 use crate::bail;
 use crate::beam;

@@ -60,3 +60,49 @@ test("FileBuffer refuses impossible sizes up front and a truncated GGUF by name"
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("FileBuffer.view shows the bytes written, in place, until the buffer moves", async () => {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.goto(new URL("models/index.json", server.url).href);
+  const out = await page.evaluate(async () => {
+    const mod = await import("/pkg/nexttoken.js");
+    await mod.default();
+    const piece = (n, seed) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255);
+    const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+    // Sized up front, as a download with a Content-Length is: views taken
+    // piece by piece still hold their bytes after later pushes and after
+    // the engine's memory grows (a 64 MiB allocation elsewhere).
+    const fixed = new mod.FileBuffer(3000);
+    const a = piece(1000, 1), b = piece(2000, 2);
+    fixed.push(a);
+    const va = fixed.view(0, 1000);
+    fixed.push(b);
+    const vb = fixed.view(1000, 3000);
+    const grown = new mod.FileBuffer(64 << 20);
+    const kept = same(va, a) && same(vb, b);
+    const outside = [fixed.view(0, 3001), fixed.view(2000, 1000)];
+    grown.free();
+    // Unsized, as a download without one: the second push reallocates, so
+    // the view after it is refused, and every one after that.
+    const open = new mod.FileBuffer(0);
+    open.push(a);
+    const first = open.view(0, 1000);
+    const firstSame = same(first, a);
+    // Something allocated behind it, so the allocator cannot grow it in place.
+    const behind = new mod.FileBuffer(4096);
+    open.push(piece(1 << 20, 3));
+    behind.free();
+    const afterMove = [open.view(1000, 2000), open.view(0, 10)];
+    fixed.free();
+    open.free();
+    return { kept, outside: outside.map((v) => v === undefined), firstSame, afterMove: afterMove.map((v) => v === undefined) };
+  });
+  assert.ok(out.kept, "views keep the bytes pushed, after later pushes and memory growth");
+  assert.deepEqual(out.outside, [true, true], "a range past the bytes written, or backwards, gives no view");
+  assert.ok(out.firstSame);
+  assert.deepEqual(out.afterMove, [true, true], "once the bytes have moved, no view is given");
+  assert.deepEqual(problems, []);
+  await page.close();
+});

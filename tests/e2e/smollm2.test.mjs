@@ -205,6 +205,20 @@ test("a second visit reads SmolLM2 from the Cache API, not the network", { timeo
   assert.deepEqual(fileRequests, [], "no request for SmolLM2's .gguf at all (the picker may ask other catalogue files for their size)");
   assert.match(await page.textContent("#model-select option[value=smollm2-135m]"), /in your browser's cache/);
   assert.match(await page.textContent("#model-facts"), / · 49152 tokens · 30 layers/);
+  // The cache's copy, written from views of the engine's memory while the
+  // first visit downloaded, is the file byte for byte.
+  const digests = await page.evaluate(async () => {
+    const sha = async (/** @type {Response} */ res) => {
+      const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", await res.arrayBuffer()));
+      return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+    };
+    const cache = await caches.open("nexttoken-models-v1");
+    const keys = (await cache.keys()).filter((r) => r.url.includes("SmolLM2-135M-Instruct"));
+    const cached = keys.length === 1 ? await sha(await cache.match(keys[0])) : `${keys.length} entries`;
+    const served = await sha(await fetch("/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", { cache: "no-store" }));
+    return { cached, served };
+  });
+  assert.equal(digests.cached, digests.served, "the cached file's SHA-256 is the served file's");
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -60,8 +60,9 @@ async function fetchText(url) {
 /**
  * Where a download's bytes go: `push` each piece as it arrives. The engine's
  * `FileBuffer` is one (the bytes land in the engine's memory, never held
- * here); `JsBytes` keeps them in this thread.
- * @typedef {{ push(chunk: Uint8Array): void, readonly length: number, free?(): void }} ByteSink
+ * here); `JsBytes` keeps them in this thread. `view(start, end)` gives bytes
+ * already written without copying them (undefined once they have moved).
+ * @typedef {{ push(chunk: Uint8Array): void, view(start: number, end: number): Uint8Array | undefined, readonly length: number, free?(): void }} ByteSink
  */
 
 /** A growing buffer here, for files the engine takes as a JS array (a trained model's weights). */
@@ -79,6 +80,12 @@ export class JsBytes {
     this.buffer.set(chunk, this.length);
     this.length += chunk.length;
   }
+  /**
+   * A buffer outgrown is left as it was, so a view of it stays true.
+   * @param {number} start
+   * @param {number} end
+   */
+  view(start, end) { return this.buffer.subarray(start, end); }
   /** @returns {Uint8Array} the bytes written */
   bytes() { return this.length === this.buffer.length ? this.buffer : this.buffer.slice(0, this.length); }
 }
@@ -153,14 +160,18 @@ export async function fetchCachedBytes(id, url, version, expected, makeSink) {
 }
 
 /**
- * The Cache API's copy of a download, written from the pieces the download
- * reads, with the download waiting whenever the cache is more than a few
- * pieces behind. (A tee of the response instead buffers whatever its slower
- * branch has not read yet: from a fast server, tens of MB of a 253 MB file
- * held at once, on top of the engine's copy.)
+ * The Cache API's copy of a download, written from the bytes the download
+ * has put in its sink (views, not copies), with the download waiting
+ * whenever the cache is more than a few pieces behind. (A tee of the
+ * response instead buffers whatever its slower branch has not read yet:
+ * from a fast server, tens of MB of a 253 MB file held at once, on top of
+ * the engine's copy. A copy of each piece instead is garbage the size of the
+ * file, which a worker busy in its prefill cannot collect: Gemma 3's tab
+ * peaked 20 MB higher with it.)
  * @param {Cache} cache
  * @param {string} key
  * @param {Headers} headers the response's, Content-Length included
+ * @typedef {ReturnType<typeof cacheCopy>} CacheCopy
  */
 function cacheCopy(cache, key, headers) {
   /** @type {ReadableStreamDefaultController<Uint8Array>} */
@@ -176,10 +187,15 @@ function cacheCopy(cache, key, headers) {
   const stored = cache.put(key, new Response(body, { headers })).catch(() => { open = false; wake?.(); wake = null; });
   return {
     stored,
-    /** @param {Uint8Array} piece the reader's piece (copied: the next read reuses its buffer) */
-    async push(piece) {
+    /**
+     * @param {ByteSink} sink
+     * @param {number} start where the piece just pushed into it begins
+     */
+    async push(sink, start) {
       if (!open) return;
-      controller.enqueue(piece.slice());
+      const written = sink.view(start, sink.length);
+      if (!written) return fail(new Error("the downloaded bytes moved before the cache read them"));
+      controller.enqueue(written);
       if ((controller.desiredSize ?? 1) > 0) return;
       // A cache that stops reading for 10 s is given up: the download goes on without it.
       const pulled = await Promise.race([
@@ -189,9 +205,14 @@ function cacheCopy(cache, key, headers) {
       if (!pulled && open) { open = false; wake = null; controller.error(new Error("the cache stopped reading")); }
     },
     close() { if (open) controller.close(); },
-    /** @param {unknown} err */
-    fail(err) { if (open) { open = false; controller.error(err); } },
+    fail,
   };
+  /**
+   * Give up the copy: the cache stores nothing. Called before the sink is
+   * freed, as the views the cache has not read yet are of the sink's bytes.
+   * @param {unknown} err
+   */
+  function fail(err) { if (open) { open = false; controller.error(err); } }
 }
 
 /**
@@ -203,7 +224,7 @@ function cacheCopy(cache, key, headers) {
  * @param {number} expected
  * @param {"download"|"cache"} stage
  * @param {(size: number) => S | Promise<S>} makeSink
- * @param {{ push(piece: Uint8Array): Promise<void> } | null} [copy] also given each piece (the cache's copy)
+ * @param {CacheCopy | null} [copy] also given each piece (the cache's copy)
  * @returns {Promise<S>}
  */
 async function readBody(id, res, url, expected, stage, makeSink, copy = null) {
@@ -212,9 +233,8 @@ async function readBody(id, res, url, expected, stage, makeSink, copy = null) {
   const sink = await makeSink(total);
   try {
     if (!res.body) {
-      const whole = new Uint8Array(await res.arrayBuffer());
-      sink.push(whole);
-      if (copy) await copy.push(whole);
+      sink.push(new Uint8Array(await res.arrayBuffer()));
+      if (copy) await copy.push(sink, 0);
     } else {
       await pumpPieces(id, res.body, sink, { total, what, stage },
         () => `the ${stage === "cache" ? "cached copy" : "download"} of ${url} stopped after ${sink.length.toLocaleString("en")}` +
@@ -234,6 +254,7 @@ async function readBody(id, res, url, expected, stage, makeSink, copy = null) {
     }
     return sink;
   } catch (e) {
+    copy?.fail(e); // before the sink is freed: the cache reads views of its bytes
     sink.free?.(); // an engine buffer's memory goes back now, not at the next GC
     throw e;
   }
@@ -249,7 +270,7 @@ async function readBody(id, res, url, expected, stage, makeSink, copy = null) {
  * @param {{ total: number, what: string, stage: string }} progress
  * @param {() => string} stopped what a failed read says, before its cause
  * @param {string} advice what it says after
- * @param {{ push(piece: Uint8Array): Promise<void> } | null} [copy]
+ * @param {CacheCopy | null} [copy]
  */
 async function pumpPieces(id, body, sink, { total, what, stage }, stopped, advice, copy = null) {
   let lastPost = 0;
@@ -257,8 +278,9 @@ async function pumpPieces(id, body, sink, { total, what, stage }, stopped, advic
   for (;;) {
     const { done, value } = await read().catch((err) => { throw new Error(`${stopped()} (${err?.message ?? err}); ${advice}`); });
     if (done) return;
+    const start = sink.length;
     sink.push(value);
-    if (copy) await copy.push(value);
+    if (copy) await copy.push(sink, start);
     const now = performance.now();
     if (now - lastPost > 50) { lastPost = now; self.postMessage({ id, type: "progress", loaded: sink.length, total, what, stage }); }
   }

@@ -12,6 +12,10 @@ pub const MAX_FILE_BYTES: usize = 2 << 30;
 #[wasm_bindgen]
 pub struct FileBuffer {
     bytes: Vec<u8>,
+    /// Where the bytes were when `view` first gave them out (0: not yet).
+    viewed_at: usize,
+    /// A `push` moved the bytes after a view was given: every view is stale.
+    moved: bool,
 }
 
 #[wasm_bindgen]
@@ -33,7 +37,7 @@ impl FileBuffer {
         bytes
             .try_reserve_exact(expected)
             .map_err(|_| js_sys::Error::new(&format!("not enough memory for a {expected}-byte model file")))?;
-        Ok(FileBuffer { bytes })
+        Ok(FileBuffer { bytes, viewed_at: 0, moved: false })
     }
 
     /// Appends the next piece of the file.
@@ -47,6 +51,28 @@ impl FileBuffer {
             .map_err(|_| js_sys::Error::new(&format!("not enough memory for a {len}-byte model file")))?;
         self.bytes.extend_from_slice(chunk);
         Ok(())
+    }
+
+    /// Bytes `start..end` as a view of the engine's memory, not a copy: what
+    /// the cache's copy of a download reads, so the download makes no
+    /// garbage the size of the file (a worker busy in a long prefill cannot
+    /// collect it, and the tab holds it meanwhile). The memory is shared, so
+    /// growing it leaves the view in place; only this buffer moving would
+    /// not, when a file outgrows the size announced for it. `undefined` then
+    /// (and from then on, as every view given before is stale too), and for
+    /// a range outside what was written.
+    pub fn view(&mut self, start: usize, end: usize) -> Option<js_sys::Uint8Array> {
+        let at = self.bytes.as_ptr() as usize;
+        self.moved |= self.viewed_at != 0 && self.viewed_at != at;
+        if self.moved || start > end || end > self.bytes.len() {
+            return None;
+        }
+        self.viewed_at = at;
+        // SAFETY: the view reads bytes that stay where they are while the
+        // buffer lives: they are never written again, and a push that moves
+        // them is seen above. The caller stops reading before it frees the
+        // buffer (downloads.js fails the cache's copy first).
+        Some(unsafe { js_sys::Uint8Array::view(&self.bytes[start..end]) })
     }
 
     /// Bytes written so far.

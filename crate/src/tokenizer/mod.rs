@@ -31,7 +31,7 @@ mod train;
 pub use bpe::BpeTokenizer;
 pub use byte_level::{byte_to_char, char_to_byte};
 pub use chars::CharTokenizer;
-pub use packed_vocab::PackedVocab;
+pub use packed_vocab::{PackedVocab, WireSink};
 pub use display::display_bytes;
 pub use piece_table::PieceTable;
 pub use pieces::PieceTokenizer;

@@ -20,37 +20,67 @@ pub struct PackedVocab {
     ends: Vec<u32>,
 }
 
+/// Where `PackedVocab::write` puts the wire form, in order: every byte of
+/// `bytes`, and every offset of `ends`.
+pub trait WireSink {
+    fn bytes(&mut self, piece: &[u8]);
+    fn end(&mut self, offset: u32);
+}
+
+/// The wire form's sizes: bytes of the texts, of the visible forms, and offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireSize {
+    pub text_bytes: usize,
+    pub display_bytes: usize,
+    pub ends: usize,
+}
+
+impl WireSize {
+    pub fn bytes(&self) -> usize {
+        self.text_bytes + self.display_bytes
+    }
+}
+
 impl PackedVocab {
-    /// Packs `n` (text, display) pairs, by id. Two passes: the first only
-    /// measures, so the buffer is allocated once at its final size and no
-    /// vocabulary of separate strings is ever held (for Gemma 3's 262,144
-    /// tokens, growing buffers and kept strings took 13 to 25 MB of the
-    /// worker's memory, which a wasm memory never gives back). `entry`
-    /// gives the same pair each time it is asked.
-    pub fn pack(n: usize, entry: impl Fn(u32) -> (String, String)) -> Result<PackedVocab, String> {
-        let (mut text_len, mut display_len) = (0usize, 0usize);
+    /// What `write` will write for `n` tokens, measured first so that each
+    /// buffer is allocated once at its final size and no vocabulary of
+    /// separate strings is ever held (for Gemma 3's 262,144 tokens, growing
+    /// buffers and kept strings took 13 to 25 MB of the worker's memory,
+    /// which a wasm memory never gives back). `text` and `display` give the
+    /// same string each time they are asked.
+    pub fn measure(n: usize, text: impl Fn(u32) -> String, display: impl Fn(u32) -> String) -> Result<WireSize, String> {
+        let (mut text_bytes, mut display_bytes) = (0usize, 0usize);
         for id in 0..n as u32 {
-            let (text, display) = entry(id);
-            text_len += text.len();
-            display_len += display.len();
+            text_bytes += text(id).len();
+            display_bytes += display(id).len();
         }
-        let total = text_len + display_len;
-        if u32::try_from(total).is_err() {
+        if u32::try_from(text_bytes + display_bytes).is_err() {
             return Err("the vocabulary's text is over 4 GiB".to_string());
         }
-        // The texts first, then the visible forms, each in id order.
-        let mut bytes = vec![0u8; total];
-        let mut ends = vec![0u32; 2 * n];
-        let (mut text_at, mut display_at) = (0, text_len);
-        for id in 0..n {
-            let (text, display) = entry(id as u32);
-            bytes[text_at..text_at + text.len()].copy_from_slice(text.as_bytes());
-            bytes[display_at..display_at + display.len()].copy_from_slice(display.as_bytes());
-            text_at += text.len();
-            display_at += display.len();
-            (ends[id], ends[n + id]) = (text_at as u32, display_at as u32);
+        Ok(WireSize { text_bytes, display_bytes, ends: 2 * n })
+    }
+
+    /// The wire form of `n` tokens into `sink`: the texts in id order, then
+    /// the visible forms, each entry's end offset after its bytes. `measure`
+    /// first: the offsets are only known to fit in a u32 from it.
+    pub fn write(n: usize, text: impl Fn(u32) -> String, display: impl Fn(u32) -> String, sink: &mut impl WireSink) {
+        let mut at = 0usize;
+        for entry in [&text as &dyn Fn(u32) -> String, &display] {
+            for id in 0..n as u32 {
+                let s = entry(id);
+                sink.bytes(s.as_bytes());
+                at += s.len();
+                sink.end(at as u32);
+            }
         }
-        PackedVocab::from_wire(bytes, ends)
+    }
+
+    /// Packs `n` tokens' (text, visible form) here, checked as `from_wire` checks.
+    pub fn pack(n: usize, text: impl Fn(u32) -> String, display: impl Fn(u32) -> String) -> Result<PackedVocab, String> {
+        let size = PackedVocab::measure(n, &text, &display)?;
+        let mut wire = (Vec::with_capacity(size.bytes()), Vec::with_capacity(size.ends));
+        PackedVocab::write(n, text, display, &mut wire);
+        PackedVocab::from_wire(wire.0, wire.1)
     }
 
     /// Checks what arrived before anything reads it: an even, non-zero count
@@ -105,6 +135,16 @@ impl PackedVocab {
     }
 }
 
+/// The wire form in this thread's memory.
+impl WireSink for (Vec<u8>, Vec<u32>) {
+    fn bytes(&mut self, piece: &[u8]) {
+        self.0.extend_from_slice(piece);
+    }
+    fn end(&mut self, offset: u32) {
+        self.1.push(offset);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,7 +152,7 @@ mod tests {
     #[test]
     fn entries_read_back_by_id_including_empty_and_multibyte_ones() {
         let words = [("a", "a"), ("", "∅"), (" Paris", "␣Paris"), ("\n", "↵"), ("é", "é")];
-        let v = PackedVocab::pack(words.len(), |id| (words[id as usize].0.to_string(), words[id as usize].1.to_string())).unwrap();
+        let v = PackedVocab::pack(words.len(), |id| words[id as usize].0.to_string(), |id| words[id as usize].1.to_string()).unwrap();
         assert_eq!(v.len(), 5);
         for (id, (t, d)) in words.iter().enumerate() {
             assert_eq!((v.text(id as u32), v.display(id as u32)), (*t, *d));

@@ -319,7 +319,7 @@ impl Previewer {
         if text.len() != display.len() || text.is_empty() {
             return Err(js_sys::Error::new("Previewer: text and display must list the same, non-empty vocabulary").into());
         }
-        let vocab = crate::tokenizer::PackedVocab::pack(text.len(), |id| (text[id as usize].clone(), display[id as usize].clone()))
+        let vocab = crate::tokenizer::PackedVocab::pack(text.len(), |id| text[id as usize].clone(), |id| display[id as usize].clone())
             .map_err(|e| js_sys::Error::new(&format!("Previewer: {e}")))?;
         Ok(Previewer::with_vocab(vocab))
     }

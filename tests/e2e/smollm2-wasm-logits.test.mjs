@@ -53,3 +53,44 @@ test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture p
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test("the packed vocabulary the page's Previewer gets names SmolLM2's tokens as the engine does", { timeout: 300000 }, async (t) => {
+  if (!needSmollm2(t)) return;
+  const page = await browser.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.goto(new URL("models/index.json", server.url).href);
+  const url = "/" + path.relative(path.join(REPO_ROOT, "www"), SMOLLM2_FILE);
+  const out = await page.evaluate(async (url) => {
+    const mod = await import("/pkg/nexttoken.js");
+    await mod.default();
+    const pg = mod.Playground.from_gguf(new Uint8Array(await (await fetch(url)).arrayBuffer()), "smollm2.gguf");
+    // A prompt whose next tokens include spaces, newlines and punctuation.
+    const settings = { temperature: 1.3, top_n: 50, stop: [] };
+    pg.start("Lists:\n1. apples,\n2. pears;\n3.", settings);
+    // Written into the JS arrays tens of KB at a time (vocab_packed): a
+    // slip at a flush would shift every entry after it.
+    const [bytes, ends] = pg.vocab_packed();
+    const previewer = mod.Previewer.from_packed(bytes, ends);
+    previewer.set_state(pg.pending_logits(), pg.history(), pg.pending_position());
+    const rows = (d) => d.raw_top.map((r) => [r.id, r.text, r.display]);
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    const entry = (i) => decoder.decode(bytes.subarray(i === 0 ? 0 : ends[i - 1], ends[i]));
+    const n = pg.info().vocab_size;
+    const engine = rows(pg.preview(settings));
+    return {
+      n, ends: ends.length, bytes: bytes.length, last: ends[ends.length - 1],
+      engine, page: rows(previewer.preview(settings)),
+      // The same tokens' entries, read off the wire by hand.
+      wire: engine.map(([id]) => [id, entry(id), entry(n + id)]),
+    };
+  }, url);
+  assert.equal(out.n, 49152);
+  assert.equal(out.ends, 2 * out.n, "two offsets a token");
+  assert.equal(out.last, out.bytes, "the offsets end at the bytes' end");
+  assert.equal(out.engine.length, 50);
+  assert.deepEqual(out.page, out.engine, "the page's top 50 (ids, texts, visible forms) are the engine's");
+  assert.deepEqual(out.wire, out.engine, "each token's entries on the wire are its text and visible form");
+  assert.deepEqual(problems, []);
+  await page.close();
+});

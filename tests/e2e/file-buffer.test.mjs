@@ -18,12 +18,21 @@ let browser;
 before(async () => ({ server, browser } = await startSuite()));
 after(() => stopSuite({ server, browser }));
 
-test("FileBuffer refuses impossible sizes up front and a truncated GGUF by name", async () => {
+/**
+ * A page of the server's origin (any document will do: the engine is
+ * imported into it) that records uncaught errors.
+ */
+async function originPage() {
   const page = await browser.newPage();
+  /** @type {string[]} */
   const problems = [];
   page.on("pageerror", (e) => problems.push(e.message));
-  // Any document of the server's origin will do: the engine is imported into it.
   await page.goto(new URL("models/index.json", server.url).href);
+  return { page, problems };
+}
+
+test("FileBuffer refuses impossible sizes up front and a truncated GGUF by name", async () => {
+  const { page, problems } = await originPage();
   const out = await page.evaluate(async () => {
     const mod = await import("/pkg/nexttoken.js");
     await mod.default();
@@ -62,10 +71,7 @@ test("FileBuffer refuses impossible sizes up front and a truncated GGUF by name"
 });
 
 test("FileBuffer.view shows the bytes written, in place, until the buffer moves", async () => {
-  const page = await browser.newPage();
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(e.message));
-  await page.goto(new URL("models/index.json", server.url).href);
+  const { page, problems } = await originPage();
   const out = await page.evaluate(async () => {
     const mod = await import("/pkg/nexttoken.js");
     await mod.default();

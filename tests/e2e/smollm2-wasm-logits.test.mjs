@@ -33,12 +33,22 @@ before(async () => {
 });
 after(() => stopSuite({ server, browser }));
 
-test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture prompt", { timeout: 300000 }, async (t) => {
-  if (!needSmollm2(t)) return;
+/**
+ * A page of the server's origin (any document will do: the engine is
+ * imported into it) that records uncaught errors.
+ */
+async function originPage() {
   const page = await browser.newPage();
+  /** @type {string[]} */
   const problems = [];
   page.on("pageerror", (e) => problems.push(e.message));
   await page.goto(new URL("models/index.json", server.url).href);
+  return { page, problems };
+}
+
+test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture prompt", { timeout: 300000 }, async (t) => {
+  if (!needSmollm2(t)) return;
+  const { page, problems } = await originPage();
   const ours = await wasmPromptLogits(page, SMOLLM2_FILE, FIXTURE.prompts.map((p) => p.text));
 
   FIXTURE.prompts.forEach((p, i) => {
@@ -56,10 +66,7 @@ test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture p
 
 test("the packed vocabulary the page's Previewer gets names SmolLM2's tokens as the engine does", { timeout: 300000 }, async (t) => {
   if (!needSmollm2(t)) return;
-  const page = await browser.newPage();
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(e.message));
-  await page.goto(new URL("models/index.json", server.url).href);
+  const { page, problems } = await originPage();
   const url = "/" + path.relative(path.join(REPO_ROOT, "www"), SMOLLM2_FILE);
   const out = await page.evaluate(async (url) => {
     const mod = await import("/pkg/nexttoken.js");

@@ -202,12 +202,9 @@ fn new_cache(c: &ModelConfig, precision: KvPrecision) -> KvCache {
 const HEAD_CHUNK_LOGITS: usize = 1 << 22;
 
 /// Tokens a prompt is fed in at a time (as llama.cpp's micro-batches). A
-/// chunk's activations and attention scores are the prefill's scratch, and
-/// a wasm memory never gives back what it grew to: in the browser, chunks of
-/// 64 left Gemma 3's worker 3.5 MiB smaller after a 1,000-token prompt than
-/// chunks of 128, and prefilled as fast (12.0 against 12.4 s, Chromium).
-/// Natively memory goes back, and 128 prefilled those 1,000 tokens 8% faster
-/// on one thread (147.6 against 136.5 tok/s, `nexttoken bench --prefill 1000`).
+/// wasm memory keeps the chunk's scratch: 64 left Gemma 3's worker 3.5 MiB
+/// smaller than 128 after 1,000 tokens, as fast (12.0 against 12.4 s).
+/// Natively 128 is 8% faster (147.6 against 136.5 tok/s, `nexttoken bench --prefill 1000`).
 #[cfg(target_arch = "wasm32")]
 const PREFILL_CHUNK: usize = 64;
 #[cfg(not(target_arch = "wasm32"))]

@@ -42,7 +42,7 @@ const end = (kind) => `<!-- bench:end ${kind.key} -->`;
  */
 function loadsNote(t) {
   if (!t?.loads || t.loads < 2) return "";
-  return `; median of ${t.loads} loads: ${t.private_peak_runs_mb.map((x) => (typeof x === "number" ? x.toFixed(0) : "–")).join(", ")} MB`;
+  return `; median of ${t.loads} loads: ${t.private_peak_runs_mb.map((x) => (typeof x === "number" ? x.toFixed(0) : "–")).join(", ")} MiB`;
 }
 
 /** Thousands separators. @param {number} x */
@@ -58,8 +58,18 @@ function ms(x) {
   if (typeof x !== "number" || !Number.isFinite(x)) return "–";
   return x >= 100 ? grouped(x) : x.toFixed(1);
 }
-/** MB, whole. @param {number|null|undefined} x */
-const mb = (x) => (typeof x === "number" && Number.isFinite(x) ? `${grouped(x)} MB` : "–");
+/**
+ * Memory, whole MiB (2^20 bytes): every memory figure is one, as /proc (KiB)
+ * and Chrome's dumps give it. Sizes of files and of the module are MB (10^6
+ * bytes, `*_mb` of a file, `wasm`); a memory target set against a file's
+ * size compares both in MiB (`fileMib`).
+ * @param {number|null|undefined} x
+ */
+const mib = (x) => (typeof x === "number" && Number.isFinite(x) ? `${grouped(x)} MiB` : "–");
+/** A size in MB (10^6 bytes) in MiB. @param {number} x */
+const fromMb = (x) => (x * 1e6) / 2 ** 20;
+/** A file's size as "253.1 MB = 241 MiB". @param {number|null|undefined} x MB */
+const fileSize = (x) => (typeof x === "number" ? `${x.toFixed(1)} MB = ${grouped(fromMb(x))} MiB` : "–");
 /** a / b as "0.352×". */
 function ratio(a, b) {
   if (typeof a !== "number" || typeof b !== "number" || !(b > 0)) return null;
@@ -107,13 +117,13 @@ export function renderSection(r) {
       `${b ? `${b.build_s.toFixed(2)} s to build, after ${b.fetch_s.toFixed(2)} s to fetch from localhost` : "–"} | ${llama ? `${llama.load_s.toFixed(2)} s (mmap)` : "–"} |`);
     const tab = b?.memory;
     const page = r.tab_memory;
-    out.push(`| peak memory, ${grouped(tab?.tokens ?? r.native_memory?.tokens ?? 1024)} tokens in the cache | ${mb(r.native_memory?.peak_rss_mb)} process (VmHWM) | ` +
-      (page ? `the playground tab (\`index.html\`, its worker included): ${mb(page.private_peak_mb)} private peak (RssAnon${loadsNote(page)}), ` +
-        `${mb(page.footprint_mb)} Chrome's memory footprint once settled, ${mb(page.resident_peak_mb)} resident peak (VmHWM); ` +
-        `wasm memory ${mb(page.worker_wasm_mb)} in the worker, ${mb(page.page_wasm_mb)} on the page. ` : "") +
-      `The engine alone in a bare page: ${mb(tab?.tab_private_peak_mb)} private peak, ${mb(tab?.tab_peak_mb)} resident peak` +
-      `${r.blank_page ? `; a blank page's tab (same Chromium, same run): ${mb(r.blank_page.rss_mb)} resident, ${mb(r.blank_page.private_mb)} private` : ""} | ` +
-      `${llama ? `${mb(llama.peak_rss_mb)} process (Python included), ${llama.n_ctx}-token context` : "–"} |`);
+    out.push(`| peak memory, ${grouped(tab?.tokens ?? r.native_memory?.tokens ?? 1024)} tokens in the cache | ${mib(r.native_memory?.peak_rss_mb)} process (VmHWM) | ` +
+      (page ? `the playground tab (\`index.html\`, its worker included): ${mib(page.private_peak_mb)} private peak (RssAnon${loadsNote(page)}), ` +
+        `${mib(page.footprint_mb)} Chrome's memory footprint once settled, ${mib(page.resident_peak_mb)} resident peak (VmHWM); ` +
+        `wasm memory ${mib(page.worker_wasm_mb)} in the worker, ${mib(page.page_wasm_mb)} on the page. ` : "") +
+      `The engine alone in a bare page: ${mib(tab?.tab_private_peak_mb)} private peak, ${mib(tab?.tab_peak_mb)} resident peak` +
+      `${r.blank_page ? `; a blank page's tab (same Chromium, same run): ${mib(r.blank_page.rss_mb)} resident, ${mib(r.blank_page.private_mb)} private` : ""} | ` +
+      `${llama ? `${mib(llama.peak_rss_mb)} process (Python included), ${llama.n_ctx}-token context` : "–"} |`);
     out.push("", "Ratios in brackets are of llama.cpp's figure in the same row.");
   }
 
@@ -130,10 +140,10 @@ export function renderSection(r) {
     out.push(`| prefill, ${pre} tokens in one batch | ${rate(n?.prefill_tok_s)} tok/s${vs(n?.prefill_tok_s, llama?.prefill64_tok_s)} | ` +
       `${rate(b?.prefill_tok_s)} tok/s${vs(b?.prefill_tok_s, llama?.prefill64_tok_s)} | ${rate(llama?.prefill64_tok_s)} tok/s |`);
     const page = r.tab_memory_models?.[GEMMA];
-    out.push(`| peak memory, 1,024 tokens in the cache | ${mb(r.native_memory_models?.[GEMMA]?.peak_rss_mb)} process (VmHWM) | ` +
-      (page ? `the playground tab: ${mb(page.private_peak_mb)} private peak (RssAnon${loadsNote(page)}), ${mb(page.footprint_mb)} Chrome's footprint once settled; ` : "") +
-      `the engine alone in a bare page: ${mb(b?.memory?.tab_private_peak_mb)} private peak | ` +
-      `${llama ? `${mb(llama.peak_rss_mb)} process (Python included)` : "–"} |`);
+    out.push(`| peak memory, 1,024 tokens in the cache | ${mib(r.native_memory_models?.[GEMMA]?.peak_rss_mb)} process (VmHWM) | ` +
+      (page ? `the playground tab: ${mib(page.private_peak_mb)} private peak (RssAnon${loadsNote(page)}), ${mib(page.footprint_mb)} Chrome's footprint once settled; ` : "") +
+      `the engine alone in a bare page: ${mib(b?.memory?.tab_private_peak_mb)} private peak | ` +
+      `${llama ? `${mib(llama.peak_rss_mb)} process (Python included)` : "–"} |`);
     out.push("", "A Chromium decode step includes the step's report over all 262,144 tokens (an exact softmax).");
   }
 
@@ -205,7 +215,7 @@ export function renderSection(r) {
     row("open → first distribution, warm (Cache API): median (max)", (_, l) => l?.warm && `${ms(l.warm.first_render.p50)} (${ms(l.warm.first_render.max)})`);
     row("… of which the worker's model build, then prefill and first report (cold medians)",
       (_, l) => l?.cold && `${ms(l.cold.stages.worker_build_ms)}, then ${ms(l.cold.stages.prefill_ms)}`);
-    row("tab memory when ready, cold (VmRSS, median)", (_, l) => l?.cold && mb(l.cold.tab_rss_mb.p50));
+    row("tab memory when ready, cold (VmRSS, median)", (_, l) => l?.cold && mib(l.cold.tab_rss_mb.p50));
     const floor = r.page.bard?.floor;
     const loadFloor = r.load.bard?.cold?.floor;
     out.push("", `The browser's floor on this machine: a key press → frame on a scratch input whose handler changes one text node, ` +
@@ -241,8 +251,8 @@ function targets(r) {
     rel(smol.browser?.decode_tok_s, llama?.decode_tok_s, 0.5, "SmolLM2 decode in Chromium ≥ 0.5× llama.cpp's native decode");
     rel(smol.browser?.prefill_tok_s, llama?.prefill64_tok_s, 0.5, "SmolLM2 prefill of 64 tokens in Chromium ≥ 0.5× llama.cpp's");
     const priv = r.tab_memory?.private_peak_mb;
-    add("the playground tab's peak private memory (what Chrome counts as a tab's memory) with SmolLM2 and 1,024 tokens cached < 300 MB",
-      typeof priv === "number" ? `${mb(priv)}${loadsNote(r.tab_memory)} (Chrome's footprint once settled: ${mb(r.tab_memory.footprint_mb)})` : "–", typeof priv === "number" ? priv < 300 : null);
+    add(`the playground tab's peak private memory (what Chrome counts as a tab's memory) with SmolLM2 and 1,024 tokens cached < 300 MB (${grouped(fromMb(300))} MiB)`,
+      typeof priv === "number" ? `${mib(priv)}${loadsNote(r.tab_memory)} (Chrome's footprint once settled: ${mib(r.tab_memory.footprint_mb)})` : "–", typeof priv === "number" ? priv < fromMb(300) : null);
     rel(smol.native?.decode_tok_s, llama?.decode_tok_s, 0.7, "native CLI on SmolLM2, decode ≥ 0.7× llama.cpp");
     rel(smol.native?.prefill_tok_s, llama?.prefill64_tok_s, 0.7, "native CLI on SmolLM2, prefill ≥ 0.7× llama.cpp");
     // The inside view's cost: the step time with it on over off, in the same run.
@@ -287,9 +297,9 @@ function targets(r) {
     const llamaG = r.llamacpp_models?.[GEMMA];
     rel(gemma.browser?.decode_tok_s, llamaG?.decode_tok_s, 0.7, "Gemma 3 270M decode in Chromium ≥ 0.7× llama.cpp's native decode");
     const tab = r.tab_memory_models?.[GEMMA];
-    const limit = typeof tab?.file_mb === "number" ? tab.file_mb + 150 : null;
-    add(`the playground tab's private peak with Gemma 3 270M and 1,024 tokens cached ≤ its file (${mb(tab?.file_mb)}) + 150 MB`,
-      typeof tab?.private_peak_mb === "number" ? `${mb(tab.private_peak_mb)}${loadsNote(tab)}` : "–",
+    const limit = typeof tab?.file_mb === "number" ? fromMb(tab.file_mb + 150) : null;
+    add(`the playground tab's private peak with Gemma 3 270M and 1,024 tokens cached ≤ its file (${fileSize(tab?.file_mb)}) + 150 MB: ${mib(limit)}`,
+      typeof tab?.private_peak_mb === "number" ? `${mib(tab.private_peak_mb)}${loadsNote(tab)}` : "–",
       typeof tab?.private_peak_mb === "number" && limit !== null ? tab.private_peak_mb <= limit : null);
     const gp = r.page[GEMMA]?.later?.frame;
     add("slider move → frame p95 on Gemma's 262,144-token distribution < 16 ms", gp?.n ? `${ms(gp.p95)} ms` : "–", gp?.n ? gp.p95 < 16 : null);
@@ -299,9 +309,10 @@ function targets(r) {
   const f16 = r.tab_memory_f16, q41 = r.tab_memory;
   if (f16 && q41) {
     // The Q4_1 file's overhead: what the tab holds beyond its file.
-    const limit = f16.file_mb + (q41.private_peak_mb - q41.file_mb);
-    add(`the tab's private peak with SmolLM2's F16 copy opened as a user's file ≤ that file (${mb(f16.file_mb)}) + the Q4_1 tab's overhead over its file (${mb(q41.private_peak_mb - q41.file_mb)})`,
-      `${mb(f16.private_peak_mb)}${loadsNote(f16)}`, f16.private_peak_mb <= limit);
+    const overhead = q41.private_peak_mb - fromMb(q41.file_mb);
+    const limit = fromMb(f16.file_mb) + overhead;
+    add(`the tab's private peak with SmolLM2's F16 copy opened as a user's file ≤ that file (${fileSize(f16.file_mb)}) + the Q4_1 tab's overhead over its file (${mib(overhead)}): ${mib(limit)}`,
+      `${mib(f16.private_peak_mb)}${loadsNote(f16)}`, f16.private_peak_mb <= limit);
   }
   const gz = r.wasm?.gzip_bytes;
   add("wasm module ≤ 2 MB gzipped", r.wasm ? `${(gz / 1e6).toFixed(2)} MB gzipped (${(r.wasm.raw_bytes / 1e6).toFixed(2)} MB raw)` : "–", r.wasm ? gz <= 2e6 : null);
@@ -341,9 +352,11 @@ const method = (z) => [
     "manager shows as a tab's memory, garbage not yet collected included, so it moves with the garbage collector's timing: the page is " +
     `opened ${z.memoryLoads ?? 1} time(s), each in a fresh browser, and the figures are those of the median load. ` +
     "Chrome's footprint once settled: its own memory-infra dump of that " +
-    "process (a deterministic dump: after a garbage collection). Resident (VmHWM) is not the target's measure: it also counts about 120 MB " +
+    "process (a deterministic dump: after a garbage collection). Resident (VmHWM) is not the target's measure: it also counts about 120 MiB " +
     "of the browser's own library, ICU and font pages that every Chromium process maps and shares (the blank page's resident figure above is mostly those), so with " +
-    "SmolLM2's 98 MB file kept as the weights and the engine's compiled code beside it, no page could hold it under 300 MB.",
+    "SmolLM2's 98 MB file kept as the weights and the engine's compiled code beside it, no page could hold it under 300 MB. " +
+    "Units: every memory figure is MiB (2^20 bytes: /proc's KiB over 1,024, Chrome's dumps' bytes over 2^20); file and module sizes are " +
+    "MB (10^6 bytes); a target written in MB, or against a file's size, is converted to MiB before the comparison.",
   `- **llama.cpp** (\`pkg-scripts/bench-llamacpp GGUF --threads 1 --repeats ${z.llamaRepeats} --decode-prompt 64\`, llama-cpp-python built without AMX; ` +
     "`pkg-scripts/bench` installs it when it is missing): prefill = the same-length prompt in one `eval`, decode = D tokens one `eval` " +
     `each after a 64-token prompt; medians of ${z.llamaRepeats} after a warm-up; its peak memory includes Python's.`,
@@ -359,8 +372,8 @@ const method = (z) => [
     "the figure is the worker's time per token (decode step and its report, with every layer's attention weights when open, and the logit lens " +
     "at most every 400 ms and on the run's last step), the mean of each, and their ratio; also the runs' tokens/s.",
   `- **Page Run** (\`node pkg-scripts/bench-page-run.mjs M ${z.runTokens ?? 64} --rounds=${z.runRounds ?? 5} --json\`): in one browser, rounds alternate ` +
-    "between the playground (its default panels, greedy, no stop string: Reset, then a Run of that many tokens, timed from the click to the " +
-    "last token shown) and the same engine and model in a bare page (`Playground.start` on the same prompt, then that many `step` calls back " +
+    "between the playground (its default panels, greedy, no stop string: Reset, then a Run of that many tokens, timed on the page's clock from " +
+    "the click to the last token shown, seen by a MutationObserver, so the timing itself draws no frames) and the same engine and model in a bare page (`Playground.start` on the same prompt, then that many `step` calls back " +
     "to back); the figure is the ratio of the median tokens/s, after one warm-up of each.",
   "- **Every core** (`nexttoken bench --model M --threads N`, `pkg-scripts/bench-llamacpp GGUF --threads N`, N = the machine's cores): as the " +
     "one-thread native measures, on N threads each; in the browser the Page Run with `--threads=N` (the page's URL asks for N threads; its " +
@@ -396,18 +409,18 @@ export function headlines(r) {
   add("smol.native.decode_ratio", "SmolLM2 native decode / llama.cpp", ratio(smol?.native?.decode_tok_s, r.llamacpp?.decode_tok_s), true);
   add("smol.browser.prefill_ratio", "SmolLM2 Chromium prefill / llama.cpp", ratio(smol?.browser?.prefill_tok_s, r.llamacpp?.prefill64_tok_s), true);
   add("smol.native.prefill_ratio", "SmolLM2 native prefill / llama.cpp", ratio(smol?.native?.prefill_tok_s, r.llamacpp?.prefill64_tok_s), true);
-  add("smol.tab_peak", "SmolLM2 tab peak MB, 1,024 cached", smol?.browser?.memory?.tab_peak_mb, false);
-  add("smol.tab_private_peak", "SmolLM2 tab private peak MB, 1,024 cached", smol?.browser?.memory?.tab_private_peak_mb, false);
-  add("page.private_peak", "playground tab private peak MB, SmolLM2, 1,024 cached", r.tab_memory?.private_peak_mb, false);
-  add("page.footprint", "playground tab Chrome footprint MB, SmolLM2, 1,024 cached", r.tab_memory?.footprint_mb, false);
-  add("page.resident_peak", "playground tab resident peak MB, SmolLM2, 1,024 cached", r.tab_memory?.resident_peak_mb, false);
-  add("smol.native_peak", "SmolLM2 native peak RSS MB, 1,024 cached", r.native_memory?.peak_rss_mb, false);
+  add("smol.tab_peak", "SmolLM2 tab peak MiB, 1,024 cached", smol?.browser?.memory?.tab_peak_mb, false);
+  add("smol.tab_private_peak", "SmolLM2 tab private peak MiB, 1,024 cached", smol?.browser?.memory?.tab_private_peak_mb, false);
+  add("page.private_peak", "playground tab private peak MiB, SmolLM2, 1,024 cached", r.tab_memory?.private_peak_mb, false);
+  add("page.footprint", "playground tab Chrome footprint MiB, SmolLM2, 1,024 cached", r.tab_memory?.footprint_mb, false);
+  add("page.resident_peak", "playground tab resident peak MiB, SmolLM2, 1,024 cached", r.tab_memory?.resident_peak_mb, false);
+  add("smol.native_peak", "SmolLM2 native peak RSS MiB, 1,024 cached", r.native_memory?.peak_rss_mb, false);
   const gemma = r.engine?.[GEMMA], llamaG = r.llamacpp_models?.[GEMMA];
   add("gemma.llama.decode", "llama.cpp decode tok/s (Gemma 3 270M)", llamaG?.decode_tok_s, true);
   add("gemma.browser.decode_ratio", "Gemma 3 270M Chromium decode / llama.cpp", ratio(gemma?.browser?.decode_tok_s, llamaG?.decode_tok_s), true);
   add("gemma.browser.prefill_ratio", "Gemma 3 270M Chromium prefill / llama.cpp", ratio(gemma?.browser?.prefill_tok_s, llamaG?.prefill64_tok_s), true);
-  add("gemma.page.private_peak", "playground tab private peak MB, Gemma 3 270M, 1,024 cached", r.tab_memory_models?.[GEMMA]?.private_peak_mb, false);
-  add("smol.f16.page.private_peak", "playground tab private peak MB, SmolLM2 F16 copy, 1,024 cached", r.tab_memory_f16?.private_peak_mb, false);
+  add("gemma.page.private_peak", "playground tab private peak MiB, Gemma 3 270M, 1,024 cached", r.tab_memory_models?.[GEMMA]?.private_peak_mb, false);
+  add("smol.f16.page.private_peak", "playground tab private peak MiB, SmolLM2 F16 copy, 1,024 cached", r.tab_memory_f16?.private_peak_mb, false);
   for (const name of ["bard", SMOL, GEMMA]) {
     const p = r.page?.[name];
     add(`${name}.slider.first`, `${name}: first slider move → frame ms (median)`, p ? median(p.first.frame) : null, false);

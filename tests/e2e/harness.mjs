@@ -240,7 +240,7 @@ export function needGemma3(t) {
 
 /**
  * The memory of this browser's largest renderer process (the tab, its
- * workers included) in MB: { rss, hwm } from /proc (VmRSS, VmHWM), and
+ * workers included) in MiB (KiB over 1,024): { rss, hwm } from /proc (VmRSS, VmHWM), and
  * anon, the part that is the tab's own (RssAnon: not the shared library
  * pages every Chromium process maps). Only the renderers of `browser` count,
  * so another Chromium running on the machine cannot inflate the figure.
@@ -263,7 +263,7 @@ async function rendererPids(browser) {
 }
 
 /**
- * The largest of these processes by resident size, its figures in MB.
+ * The largest of these processes by resident size, its figures in MiB.
  * @param {number[]} pids
  */
 async function largestMemory(pids) {

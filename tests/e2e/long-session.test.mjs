@@ -94,8 +94,8 @@ test("run to the context limit, rewind and re-run many times: the same tokens, a
   const after = await rendererMemory(browser);
   const wasmAfter = await wasmBytes();
   t.diagnostic(`${drawn} tokens drawn, ${points.length + 1} rewinds in ${Date.now() - t0} ms; ` +
-    `tab private ${before.anon.toFixed(1)} -> ${after.anon.toFixed(1)} MB (peak ${peak.anon.toFixed(1)}), ` +
-    `resident ${before.rss.toFixed(1)} -> ${after.rss.toFixed(1)} MB; wasm memory ${wasmBefore} -> ${wasmAfter} bytes`);
+    `tab private ${before.anon.toFixed(1)} -> ${after.anon.toFixed(1)} MiB (peak ${peak.anon.toFixed(1)}), ` +
+    `resident ${before.rss.toFixed(1)} -> ${after.rss.toFixed(1)} MiB; wasm memory ${wasmBefore} -> ${wasmAfter} bytes`);
   assert.ok(drawn >= 500, `${drawn} tokens`);
   // Flat. The engine's wasm memory (which never shrinks, so any leak of the
   // engine's stays in it) must not have grown at all: bard's KV cache (256 KB
@@ -103,7 +103,7 @@ test("run to the context limit, rewind and re-run many times: the same tokens, a
   // The tab's private memory, garbage collected, within 8 MB: a leaked report
   // per token on the page (2,048 probabilities, ~16 KB) would be ~10 MB here.
   assert.equal(wasmAfter, wasmBefore, "the engine's wasm memory grew");
-  assert.ok(after.anon - before.anon < 8, `the tab's private memory grew by ${(after.anon - before.anon).toFixed(1)} MB`);
+  assert.ok(after.anon - before.anon < 8, `the tab's private memory grew by ${(after.anon - before.anon).toFixed(1)} MiB`);
   // And the page is usable: Step draws the next token from a rewound position.
   await rewindTo(page, 5);
   await page.click("#btn-step");

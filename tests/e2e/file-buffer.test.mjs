@@ -8,7 +8,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startSuite, stopSuite } from "./harness.mjs";
+import { originPage, startSuite, stopSuite } from "./harness.mjs";
 
 /** @type {{ url: string, close: () => Promise<void> }} */
 let server;
@@ -18,21 +18,8 @@ let browser;
 before(async () => ({ server, browser } = await startSuite()));
 after(() => stopSuite({ server, browser }));
 
-/**
- * A page of the server's origin (any document will do: the engine is
- * imported into it) that records uncaught errors.
- */
-async function originPage() {
-  const page = await browser.newPage();
-  /** @type {string[]} */
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(e.message));
-  await page.goto(new URL("models/index.json", server.url).href);
-  return { page, problems };
-}
-
 test("FileBuffer refuses impossible sizes up front and a truncated GGUF by name", async () => {
-  const { page, problems } = await originPage();
+  const { page, problems } = await originPage(browser, server);
   const out = await page.evaluate(async () => {
     const mod = await import("/pkg/nexttoken.js");
     await mod.default();
@@ -71,7 +58,7 @@ test("FileBuffer refuses impossible sizes up front and a truncated GGUF by name"
 });
 
 test("FileBuffer.view shows the bytes written, in place, until the buffer moves", async () => {
-  const { page, problems } = await originPage();
+  const { page, problems } = await originPage(browser, server);
   const out = await page.evaluate(async () => {
     const mod = await import("/pkg/nexttoken.js");
     await mod.default();

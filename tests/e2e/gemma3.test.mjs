@@ -22,7 +22,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { GEMMA3_FILE, REPO_ROOT, checkAgainstLlamaCpp, needGemma3, screenshot, searchThreeBeams, startSuite, stopSuite, waitForReady, wasmPromptLogits } from "./harness.mjs";
+import { GEMMA3_FILE, REPO_ROOT, checkAgainstLlamaCpp, needGemma3, originPage, screenshot, searchThreeBeams, startSuite, stopSuite, waitForReady, wasmPromptLogits } from "./harness.mjs";
 
 const FIXTURE = JSON.parse(readFileSync(path.join(REPO_ROOT, "tests", "fixtures", "gemma3-llamacpp.json"), "utf8"));
 const TOLERANCE = FIXTURE.tolerance;
@@ -41,10 +41,7 @@ after(() => stopSuite({ server, browser }));
 
 test("the wasm engine's Gemma 3 logits agree with llama.cpp's on every fixture prompt and after the long text", { timeout: LOAD_MS }, async (t) => {
   if (!needGemma3(t)) return;
-  const page = await browser.newPage();
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(e.message));
-  await page.goto(new URL("models/index.json", server.url).href);
+  const { page, problems } = await originPage(browser, server);
   // The long text is the fixture's teacher-forced one, read from the start
   // in one prefill: its last position is past the local layers' window of
   // 512 and past the 768 positions of their ring, so its logits are right

@@ -102,6 +102,23 @@ export async function launchFirefox() {
 }
 
 /**
+ * A bare page of the server's origin, for tests that import the engine into
+ * it (any document will do; models/index.json is one), recording its
+ * uncaught errors.
+ * @param {import("playwright-core").Browser} browser
+ * @param {{ url: string }} server
+ * @returns {Promise<{ page: import("playwright-core").Page, problems: string[] }>}
+ */
+export async function originPage(browser, server) {
+  const page = await browser.newPage();
+  /** @type {string[]} */
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.goto(new URL("models/index.json", server.url).href);
+  return { page, problems };
+}
+
+/**
  * Open url in a fresh browser context and record every problem the page
  * reports: console errors (the page's and its workers'), uncaught exceptions,
  * failed requests and HTTP error responses. Closing the page closes its context.

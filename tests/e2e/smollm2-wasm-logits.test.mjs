@@ -17,7 +17,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { REPO_ROOT, SMOLLM2_FILE, checkAgainstLlamaCpp, needSmollm2, startSuite, stopSuite, wasmPromptLogits } from "./harness.mjs";
+import { REPO_ROOT, SMOLLM2_FILE, checkAgainstLlamaCpp, needSmollm2, originPage, startSuite, stopSuite, wasmPromptLogits } from "./harness.mjs";
 
 const FIXTURE = JSON.parse(readFileSync(path.join(REPO_ROOT, "tests", "fixtures", "smollm2-llamacpp.json"), "utf8"));
 /** The native tests' tolerance (crate/tests/smollm2_gguf.rs LOGIT_TOLERANCE). */
@@ -33,22 +33,9 @@ before(async () => {
 });
 after(() => stopSuite({ server, browser }));
 
-/**
- * A page of the server's origin (any document will do: the engine is
- * imported into it) that records uncaught errors.
- */
-async function originPage() {
-  const page = await browser.newPage();
-  /** @type {string[]} */
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(e.message));
-  await page.goto(new URL("models/index.json", server.url).href);
-  return { page, problems };
-}
-
 test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture prompt", { timeout: 300000 }, async (t) => {
   if (!needSmollm2(t)) return;
-  const { page, problems } = await originPage();
+  const { page, problems } = await originPage(browser, server);
   const ours = await wasmPromptLogits(page, SMOLLM2_FILE, FIXTURE.prompts.map((p) => p.text));
 
   FIXTURE.prompts.forEach((p, i) => {
@@ -66,7 +53,7 @@ test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture p
 
 test("the packed vocabulary the page's Previewer gets names SmolLM2's tokens as the engine does", { timeout: 300000 }, async (t) => {
   if (!needSmollm2(t)) return;
-  const { page, problems } = await originPage();
+  const { page, problems } = await originPage(browser, server);
   const url = "/" + path.relative(path.join(REPO_ROOT, "www"), SMOLLM2_FILE);
   const out = await page.evaluate(async (url) => {
     const mod = await import("/pkg/nexttoken.js");

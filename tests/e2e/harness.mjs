@@ -2,6 +2,8 @@
 // headless Chromium driven by playwright-core (and Debian's Firefox ESR,
 // driven by puppeteer-core over WebDriver BiDi), a page that records every
 // console error, and screenshots in tests/artifacts/.
+// (Over 400 lines: one job, what the browser tests share; each helper is
+// small, and a file per helper would only add imports to every test.)
 //
 // Every test that calls startServer() or launchBrowser() must close what it
 // got (server.close(), browser.close()), or node --test never exits.

@@ -9,7 +9,7 @@ import { startEngineWorker } from "../worker/engine-worker.js";
  *   engine is told (its threads) goes here, before any other request reaches it
  * @property {(progress: { loaded: number, total: number, what: string, stage?: string }) => void} onProgress
  * @property {(message: string, crashed: boolean) => void} onFatal   the worker died (the next request starts a new one)
- * @property {(msg: { vocab?: { text: string[], display: string[] }, module?: WebAssembly.Module, pending?: object }) => void} onEngineState
+ * @property {(msg: { vocab?: { bytes: Uint8Array, ends: Uint32Array }, module?: WebAssembly.Module, pending?: object }) => void} onEngineState
  *   every message that says what the worker's engine now holds (a model's vocabulary, the
  *   pending logits after a report), in the order the worker sent them, stale or not: the
  *   last one is the worker's state, whoever asked

@@ -9,7 +9,7 @@ use super::softmax::argmax;
 use super::spec::Apply;
 use super::stage::Stage;
 use super::state::StepInputs;
-use super::temperature::{Tempered, scale_by_temperature};
+use super::temperature::Tempered;
 
 /// "greedy", then every stage with a column alone, in `SPECS`' order:
 /// "temperature" (at `s.temperature`), then at tau = 1 with `s`'s values
@@ -29,7 +29,9 @@ pub(crate) fn rules_alone(
     let mut columns = vec![memo.greedy(|| greedy(raw))];
     for spec in SPECS {
         match (spec.apply, spec.alone) {
-            (Apply::Temperature, _) => columns.push(temperature(raw, tempered, s.temperature)),
+            // softmax(raw / 0) is the greedy column's one-hot, bit for bit.
+            (Apply::Temperature, _) if s.temperature == 0.0 => columns.push(columns[0].renamed("temperature")),
+            (Apply::Temperature, _) => columns.push(temperature(raw, tempered)),
             (_, Some(cut)) if cut.always || (spec.is_on)(s) => {
                 let key = (cut.key)(s, inputs).iter().map(|x| x.to_bits()).chain([s.min_keep as u64]).collect();
                 columns.push(memo.alone(spec.name, key, || raw.truncated(spec.name, &(cut.mask)(raw, s, inputs))));
@@ -43,16 +45,14 @@ pub(crate) fn rules_alone(
 
 /// The "greedy" column: all the mass on the raw argmax.
 fn greedy(raw: &RawDistribution) -> Stage {
-    let mut one_hot = vec![0.0; raw.probs.len()];
-    one_hot[argmax(&raw.logits)] = 1.0;
-    Stage::with_entropy("greedy", one_hot, 0.0, &raw.probs)
+    Stage::one_hot("greedy", raw.probs.len(), argmax(&raw.logits), &raw.probs)
 }
 
-/// The "temperature" column: softmax(raw / tau).
-fn temperature(raw: &RawDistribution, tempered: &Option<Tempered>, tau: f64) -> Stage {
+/// The "temperature" column: softmax(raw / tau), for tau other than 0
+/// (`tempered` is None at tau = 1: the raw distribution itself).
+fn temperature(raw: &RawDistribution, tempered: &Option<Tempered>) -> Stage {
     match tempered {
         Some(t) => Stage::from_shared_softmax("temperature", &t.probs, t.log_norm, &t.logits, &raw.probs),
-        None if tau == 1.0 => raw.stage.renamed("temperature"),
-        None => Stage::from_logits("temperature", &scale_by_temperature(&raw.logits, tau), &raw.probs),
+        None => raw.stage.renamed("temperature"),
     }
 }

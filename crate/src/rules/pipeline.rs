@@ -15,6 +15,7 @@ use super::settings::RuleSettings;
 use super::spec::{Apply, Cut};
 use super::stage::{Stage, ids_of, is_few};
 use super::state::StepInputs;
+use super::softmax::argmax;
 use super::temperature::{Tempered, scale_by_temperature};
 use crate::error::Result;
 
@@ -161,6 +162,22 @@ impl Walk<'_> {
             return previous.renamed("temperature");
         }
         let p = &mut self.prefix;
+        if tau == 0.0 {
+            let best = argmax(&p.z);
+            if p.z[best].is_finite() {
+                // Greedy: softmax(z / 0) is all the mass on the first argmax.
+                // In place, without the one-hot logits and their softmax (two
+                // vocabulary-sized vectors); the same stage and normaliser.
+                for (i, z) in p.z.iter_mut().enumerate() {
+                    if i != best {
+                        *z = f64::NEG_INFINITY;
+                    }
+                }
+                p.log_norm = p.z[best];
+                self.synced = true;
+                return Stage::one_hot("temperature", p.z.len(), best, &self.raw.probs);
+            }
+        }
         p.z = scale_by_temperature(&p.z, tau);
         let raw_probs = &self.raw.probs;
         let (stage, log_norm) = match self.tempered {

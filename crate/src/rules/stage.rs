@@ -132,6 +132,14 @@ impl Stage {
         Self::assemble(name, Self::held(probs, &kept, kept_count), kept, kept_count, kept_mass, entropy_nats)
     }
 
+    /// All the mass on token `best` of `len`: `with_entropy` of the one-hot
+    /// vector, without building it (over Gemma's vocabulary that vector, and
+    /// the softmax of one-hot logits that gives it, were 2 MB each of a
+    /// wasm memory that never gives its peak back).
+    pub(crate) fn one_hot(name: &str, len: usize, best: usize, raw_probs: &[f64]) -> Self {
+        Self::from_kept(name, len, vec![(best as u32, 1.0)], 0.0, raw_probs)
+    }
+
     /// `probs` as a stage holds them: only the kept ones when they are few.
     fn held(probs: Vec<f64>, kept: &[bool], kept_count: usize) -> Probs {
         if is_few(kept_count, probs.len()) {
@@ -293,6 +301,52 @@ mod tests {
             assert_eq!(dense, among, "round {round}");
             assert_eq!(dense.1.to_bits(), among.1.to_bits());
         }
+    }
+
+    #[test]
+    fn a_one_hot_stage_is_the_softmax_of_greedy_logits_bit_for_bit() {
+        use crate::rules::softmax::argmax;
+        use crate::rules::temperature::scale_by_temperature;
+        let mut rng = Rng::new(3);
+        // Both ways a stage holds its numbers: whole (a toy vocabulary) and few.
+        for n in [3, 10, 15, 16, 2048] {
+            let mut logits: Vec<f64> = (0..n).map(|_| (rng.next_normal() * 4.0).round()).collect();
+            logits[n - 1] = f64::NEG_INFINITY;
+            let raw = crate::rules::softmax::softmax(&logits);
+            let greedy_logits = scale_by_temperature(&logits, 0.0);
+            let (expected, log_norm) = Stage::from_logits_with_norm("t", &greedy_logits, &raw);
+            let best = argmax(&logits);
+            let stage = Stage::one_hot("t", n, best, &raw);
+            assert_eq!(stage, expected, "n = {n}");
+            assert_eq!(stage.entropy_nats.to_bits(), expected.entropy_nats.to_bits());
+            assert_eq!(stage.probs.few_held(), expected.probs.few_held());
+            assert_eq!(log_norm.to_bits(), logits[best].to_bits(), "n = {n}: the normaliser the pipeline keeps");
+        }
+    }
+
+    #[test]
+    fn greedy_in_either_order_is_the_one_hot_at_the_first_argmax_after_the_modifiers() {
+        let mut rng = Rng::new(9);
+        let mut logits: Vec<f64> = (0..3000).map(|_| (rng.next_normal() * 3.0).round()).collect();
+        logits[7] = 40.0;
+        logits[1200] = 40.0;
+        let history = [7u32, 19, 7];
+        for order in [Order::HuggingFace, Order::LlamaCpp] {
+            let s = RuleSettings { temperature: 0.0, top_k: 40, repetition_penalty: 1.5, order, ..Default::default() };
+            let stages = run_pipeline(&logits, &history, &s).unwrap();
+            let t = stages.iter().find(|st| st.name == "temperature").unwrap();
+            let last = stages.last().unwrap();
+            // The penalty moves token 7 below token 1200, the next of the tied top logits.
+            for st in [t, last] {
+                assert_eq!((st.kept_count, st.support()), (1, Some(&[1200u32][..])), "{order:?} {}", st.name);
+                assert_eq!((st.probs.get(1200), st.entropy_nats), (1.0, 0.0));
+                assert_eq!(st.kept_mass.to_bits(), stages[0].probs[1200].to_bits());
+            }
+        }
+        let alone = crate::rules::run_rules_alone(&logits, &RuleSettings { temperature: 0.0, ..Default::default() }).unwrap();
+        let (greedy, temperature) = (&alone[0], alone.iter().find(|st| st.name == "temperature").unwrap());
+        assert_eq!((greedy.name.as_str(), greedy.support()), ("greedy", Some(&[7u32][..])));
+        assert_eq!(temperature.renamed("greedy"), *greedy);
     }
 
     #[test]

@@ -40,6 +40,8 @@ impl TokenBytes {
             t.data.extend_from_slice(&entry(id));
             t.ends.push(u32::try_from(t.data.len()).map_err(|_| Error::new("the vocabulary's bytes are over 4 GiB"))?);
         }
+        // Kept as long as the model: not the spare half of the last doubling.
+        t.data.shrink_to_fit();
         Ok(t)
     }
 

@@ -177,6 +177,6 @@ mod tests {
         let next = vec![0.0, 3.0];
         p.set_logits(next.clone(), Ok(()));
         assert!(same_bits(p.logits(), &next));
-        assert_eq!(p.summary().unwrap().raw.order, vec![1, 0]);
+        assert_eq!(p.summary().unwrap().raw.order(), [1, 0]);
     }
 }

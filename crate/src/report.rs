@@ -187,7 +187,7 @@ pub fn entropy_curve(raw: &RawDistribution) -> Vec<CurvePoint> {
     const POINTS: usize = 41;
     let (lo, hi) = (0.05f64.ln(), 20f64.ln());
     let taus: Vec<f64> = (0..POINTS).map(|i| (lo + (hi - lo) * i as f64 / (POINTS - 1) as f64).exp()).collect();
-    let nats = rules::entropy_nats_at_temperatures(&raw.logits, &raw.order, &taus);
+    let nats = rules::entropy_nats_at_temperatures(&raw.logits, &taus);
     taus.into_iter().zip(nats).map(|(tau, h)| CurvePoint { tau, bits: h / std::f64::consts::LN_2 }).collect()
 }
 

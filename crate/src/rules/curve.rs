@@ -81,12 +81,18 @@ const MAX_LEVELS: usize = 41;
 /// 1 / k! for k = 0 ..= ORDER + 1.
 const INV_FACTORIAL: [f64; MOMENTS] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0];
 
-/// Entropy in nats of softmax(logits / τ) for each τ (each > 0). `order`
-/// ranks the tokens by logit, highest first (a `RawDistribution`'s); it only
-/// makes the summing faster, any permutation gives the same curve up to the
-/// rounding of the sums.
-pub fn entropy_nats_at_temperatures(logits: &[f64], order: &[u32], taus: &[f64]) -> Vec<f64> {
-    debug_assert_eq!(order.len(), logits.len());
+/// Entropy in nats of softmax(logits / τ) for each τ (each > 0).
+pub fn entropy_nats_at_temperatures(logits: &[f64], taus: &[f64]) -> Vec<f64> {
+    entropy_in_order(logits, 0..logits.len() as u32, taus)
+}
+
+/// `entropy_nats_at_temperatures`, summing the tokens in `order` (every id
+/// once). Any permutation gives the same curve up to the rounding of the
+/// sums; tokens ranked by logit are summed a little faster (a bin's tokens
+/// are then one run), but ranking them costs more than it saves, so the
+/// page's curve takes them by id and a position is ranked only when a
+/// truncation asks for it.
+fn entropy_in_order(logits: &[f64], order: impl IntoIterator<Item = u32>, taus: &[f64]) -> Vec<f64> {
     let exact = || taus.iter().map(|&t| entropy_nats_at_temperature(logits, t)).collect();
     let mut max = f64::NEG_INFINITY;
     for &z in logits {
@@ -118,7 +124,7 @@ struct LogitBins {
 }
 
 impl LogitBins {
-    fn new(logits: &[f64], order: &[u32], max: f64, beta_lo: f64, beta_hi: f64) -> Option<Self> {
+    fn new(logits: &[f64], order: impl IntoIterator<Item = u32>, max: f64, beta_lo: f64, beta_hi: f64) -> Option<Self> {
         let width = WIDTH / beta_hi;
         // Levels until the coarsest one's bins are narrow enough for β_lo
         // and no narrower than half that: 2^(levels-1) ≤ β_hi / β_lo.
@@ -135,11 +141,12 @@ impl LogitBins {
         let reach: Vec<f64> = (0..levels).map(|l| BINS as f64 * width * pow2(l)).collect();
         let inv: Vec<f64> = (0..levels).map(|l| 1.0 / (width * pow2(l))).collect();
         // Summed in registers over a run of tokens in the same bin (with
-        // `order` descending, every bin's tokens are one run).
+        // `order` descending, every bin's tokens are one run; in id order,
+        // neighbours in a bin still make short runs).
         let mut run = [0.0f64; MOMENTS];
         let mut run_at = usize::MAX;
         let mut level = 0;
-        for &id in order {
+        for id in order {
             let a = max - logits[id as usize]; // ≥ 0; +inf for a banned token
             if level > 0 && a < reach[level - 1] {
                 level = 0; // out of order: start the search again
@@ -287,8 +294,7 @@ mod tests {
 
     /// The fast curve against the exact one, within `error_bound`; returns the largest error.
     fn check(name: &str, logits: &[f64], taus: &[f64]) -> f64 {
-        let order = rank_descending(&softmax(logits));
-        let fast = entropy_nats_at_temperatures(logits, &order, taus);
+        let fast = entropy_nats_at_temperatures(logits, taus);
         let possible = logits.iter().filter(|z| **z > f64::NEG_INFINITY).count();
         let bound = error_bound(possible);
         let mut worst = 0f64;
@@ -373,9 +379,8 @@ mod tests {
         let z = lm_like(&mut rng, 10_000, 2.5);
         let taus = page_taus();
         let sorted = rank_descending(&softmax(&z));
-        let ids: Vec<u32> = (0..z.len() as u32).collect();
-        let a = entropy_nats_at_temperatures(&z, &sorted, &taus);
-        let b = entropy_nats_at_temperatures(&z, &ids, &taus);
+        let a = entropy_in_order(&z, sorted, &taus);
+        let b = entropy_nats_at_temperatures(&z, &taus);
         for (x, y) in a.iter().zip(&b) {
             assert!((x - y).abs() < 1e-12, "{x} vs {y}");
         }
@@ -384,14 +389,14 @@ mod tests {
     #[test]
     fn small_vocabularies_and_odd_temperatures_are_exact() {
         let logits = [1.0, 2.0, 0.5, -1.0];
-        let h = entropy_nats_at_temperatures(&logits, &[1, 0, 2, 3], &[0.5, 1.0, 2.0]);
+        let h = entropy_in_order(&logits, [1, 0, 2, 3], &[0.5, 1.0, 2.0]);
         for (tau, v) in [0.5, 1.0, 2.0].iter().zip(h) {
             assert_eq!(v, entropy_nats_at_temperature(&logits, *tau));
         }
         let z: Vec<f64> = (0..1000).map(|i| (i % 13) as f64).collect();
         let order = rank_descending(&softmax(&z));
         let taus = [1.0, f64::INFINITY];
-        let h = entropy_nats_at_temperatures(&z, &order, &taus);
+        let h = entropy_in_order(&z, order, &taus);
         for (tau, v) in taus.iter().zip(h) {
             assert_eq!(v.to_bits(), entropy_nats_at_temperature(&z, *tau).to_bits());
         }

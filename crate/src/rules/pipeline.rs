@@ -140,7 +140,7 @@ impl Walk<'_> {
             Apply::Temperature => self.apply_temperature(previous, s.temperature),
             Apply::Cut(mask_of) if (spec.is_on)(s) => {
                 let (raw, moved) = (self.raw, self.prefix.moved);
-                let raw_order = &raw.order[..];
+                let raw_order = raw.order();
                 let support = previous.support();
                 self.truncation(spec.name, previous, |probs, logits| mask_of(&Cut { probs, logits, support, s, inputs, raw_order, moved }))
             }

@@ -12,10 +12,10 @@ use super::prefix::Prefix;
 use super::probs::Probs;
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
+use super::softmax::argmax;
 use super::spec::{Apply, Cut};
 use super::stage::{Stage, ids_of, is_few};
 use super::state::StepInputs;
-use super::softmax::argmax;
 use super::temperature::{Tempered, scale_by_temperature};
 use crate::error::Result;
 

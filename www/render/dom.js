@@ -39,8 +39,9 @@ export function makeSvg(tag, attrs = {}) {
  * Set text only when it changed (writing equal text still dirties layout).
  * An element holding one text node keeps that node and changes its data:
  * `textContent` would put a new node (and its layout object) in the old
- * one's place at every repaint, garbage that Gemma 3's panels made at
- * about half a megabyte a token until the next collection.
+ * one's place at every repaint: garbage until the next collection, 14.9 MiB
+ * of it in Blink's heap in Gemma 3's tab after 24 steps (1.0 MiB with the
+ * node kept; Chrome's memory dumps before and after a forced collection).
  * @param {Node} el
  * @param {string} text
  */

@@ -165,17 +165,14 @@ impl Walk<'_> {
         if tau == 0.0 {
             let best = argmax(&p.z);
             if p.z[best].is_finite() {
-                // Greedy: softmax(z / 0) is all the mass on the first argmax.
-                // In place, without the one-hot logits and their softmax (two
+                // Greedy: softmax(z / 0) is all the mass on the first argmax,
+                // made without the one-hot logits and their softmax (two
                 // vocabulary-sized vectors); the same stage and normaliser.
-                for (i, z) in p.z.iter_mut().enumerate() {
-                    if i != best {
-                        *z = f64::NEG_INFINITY;
-                    }
-                }
+                let stage = Stage::one_hot("temperature", p.z.len(), best, &self.raw.probs);
                 p.log_norm = p.z[best];
+                drop_unkept(&mut p.z, &stage.kept);
                 self.synced = true;
-                return Stage::one_hot("temperature", p.z.len(), best, &self.raw.probs);
+                return stage;
             }
         }
         p.z = scale_by_temperature(&p.z, tau);

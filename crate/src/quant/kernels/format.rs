@@ -223,6 +223,8 @@ pub(super) fn u32_at(b: &[u8], i: usize) -> u32 {
 /// bytes 4..16): pairs 0..4 are the low 6 bits of bytes 0..4 (scales) and
 /// 4..8 (mins); pairs 4..8 take their low 4 bits from the nibbles of bytes
 /// 8..12 and their top 2 bits from the top bits of bytes 0..8.
+/// Inlined: in wasm a call per super-block took 1.3 ms of Gemma 3's step.
+#[inline(always)]
 pub(super) fn q4k_scales_mins(s: &[u8]) -> ([u8; 8], [u8; 8]) {
     let (mut sc, mut m) = ([0u8; 8], [0u8; 8]);
     for j in 0..4 {

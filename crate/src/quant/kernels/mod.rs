@@ -161,27 +161,30 @@ const AHEAD_BYTES: usize = 4096;
 /// A cache line.
 const LINE: usize = 64;
 
-/// Reads one byte of each cache line of `bytes[at + AHEAD_BYTES..][..len]`
-/// (what is inside the slice), so that those lines start coming from
-/// memory while the row at `at` is multiplied. wasm has no prefetch
-/// instruction, and without these reads a product whose weights come from
-/// memory (every decode step's) ran at a third of its speed from cache:
-/// its own loads, spread over the row's arithmetic, kept too few lines in
-/// flight. A cluster of plain reads keeps a row's lines in flight at once.
-/// Measured in Node on Q8_0 and Q5_0 rows of 640 values, 262,144 rows: 42.8
-/// -> 31.0 and 59.8 -> 28.3 ms; 4 to 16 rows ahead did about the same. The
-/// K-quants' kernels do more arithmetic per byte and did not gain (Q6_K
-/// lost), so only the 32-value formats' loop reads ahead.
+/// The offsets, one per cache line, of `bytes[at + AHEAD_BYTES..][..len]`
+/// that lie inside a slice of `size` bytes: what the row at `at` asks for
+/// ahead of itself (`touch_ahead` in wasm, `x86::prefetch_ahead`).
+#[inline(always)]
+fn lines_ahead(size: usize, at: usize, len: usize) -> core::iter::StepBy<core::ops::Range<usize>> {
+    ((at + AHEAD_BYTES).min(size)..(at + AHEAD_BYTES + len).min(size)).step_by(LINE)
+}
+
+/// Reads one byte of each cache line of `lines_ahead`, so that those lines
+/// start coming from memory while the row at `at` is multiplied. wasm has
+/// no prefetch instruction, and without these reads a product whose weights
+/// come from memory (every decode step's) ran at a third of its speed from
+/// cache: its own loads, spread over the row's arithmetic, kept too few
+/// lines in flight. A cluster of plain reads keeps a row's lines in flight
+/// at once. Measured in Node on Q8_0 and Q5_0 rows of 640 values, 262,144
+/// rows: 42.8 -> 31.0 and 59.8 -> 28.3 ms; 4 to 16 rows ahead did about the
+/// same. The K-quants' kernels do more arithmetic per byte and did not gain
+/// (Q6_K lost), so only the 32-value formats' loop reads ahead.
 #[cfg_attr(not(all(target_arch = "wasm32", target_feature = "simd128")), allow(dead_code))]
 #[inline(always)]
 fn touch_ahead(bytes: &[u8], at: usize, len: usize) {
-    let end = (at + AHEAD_BYTES + len).min(bytes.len());
-    let mut i = at + AHEAD_BYTES;
-    while i < end {
-        // SAFETY: i < end <= bytes.len(). Volatile, so the unused value's
-        // read is not removed.
+    for i in lines_ahead(bytes.len(), at, len) {
+        // SAFETY: i < bytes.len(). Volatile, so the unused value's read is
+        // not removed.
         unsafe { core::ptr::read_volatile(bytes.as_ptr().add(i)) };
-        i += LINE;
     }
 }
-

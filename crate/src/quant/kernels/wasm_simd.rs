@@ -171,7 +171,10 @@ fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: u
             let rows = (rows_x - r0).min(TILE);
             for i in band.clone() {
                 let row = &weights[i * row_bytes..(i + 1) * row_bytes];
-                super::touch_ahead(weights, i * row_bytes, row_bytes);
+                if r0 == 0 {
+                    // The band's later tiles of input rows find it in cache.
+                    super::touch_ahead(weights, i * row_bytes, row_bytes);
+                }
                 let mut y = [0f32; TILE];
                 // SAFETY: `row` holds `blocks` blocks; `a` holds rows r0..r0 + rows
                 // of `stride` blocks, at least `blocks` rounded up to 4 (asserted above).

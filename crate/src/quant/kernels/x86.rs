@@ -232,7 +232,10 @@ fn for_tiles(
         while r0 < rows_x {
             let rows = (rows_x - r0).min(TILE);
             for i in band.clone() {
-                prefetch_ahead(weights, i * row_bytes, row_bytes);
+                if r0 == 0 {
+                    // The band's later tiles of input rows find it in cache.
+                    prefetch_ahead(weights, i * row_bytes, row_bytes);
+                }
                 let mut y = [0f32; TILE];
                 tile(weights[i * row_bytes..(i + 1) * row_bytes].as_ptr(), r0, rows, &mut y);
                 for (r, &v) in y[..rows].iter().enumerate() {
@@ -244,17 +247,14 @@ fn for_tiles(
     }
 }
 
-/// Asks for the cache lines of `bytes[at + AHEAD_BYTES..][..len]` (what is
-/// inside the slice), as `super::touch_ahead` does in wasm, but with the
-/// prefetch instruction, which does not wait for them.
+/// Asks for the cache lines of `super::lines_ahead`, as `super::touch_ahead`
+/// does in wasm, but with the prefetch instruction, which does not wait for
+/// them.
 #[inline(always)]
 fn prefetch_ahead(bytes: &[u8], at: usize, len: usize) {
-    let end = (at + super::AHEAD_BYTES + len).min(bytes.len());
-    let mut i = at + super::AHEAD_BYTES;
-    while i < end {
-        // SAFETY: i < end <= bytes.len(); a prefetch reads nothing.
+    for i in super::lines_ahead(bytes.len(), at, len) {
+        // SAFETY: i < bytes.len(); a prefetch reads nothing.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(i) as *const i8) };
-        i += super::LINE;
     }
 }
 

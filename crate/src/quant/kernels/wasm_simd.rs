@@ -107,20 +107,41 @@ impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5<HIGH, 
         // SAFETY: a block holds the u32 at HIGH and 16 nibble bytes at AT.
         let (v, high) =
             unsafe { (v128_load(blk.add(AT) as *const v128), (blk.add(HIGH) as *const u32).read_unaligned()) };
-        // Bytes in value order: values 0..16, then 16..32; byte j takes bit j
-        // of the high word (byte j/8 of it spread, then bit j%8 kept).
-        let h = u32x4_splat(high);
-        let bit = u64x2_splat(0x8040_2010_0804_0201);
-        let sixteen = u8x16_splat(0x10);
-        let fifth = |spread: v128| v128_and(u8x16_eq(v128_and(u8x16_swizzle(h, spread), bit), bit), sixteen);
-        let lo_spread = u8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-        let hi_spread = u8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-        let lo = v128_or(v128_and(v, u8x16_splat(0x0F)), fifth(lo_spread));
-        let hi = v128_or(u8x16_shr(v, 4), fifth(hi_spread));
+        // Bytes in value order: values 0..16, then 16..32. Each byte of the
+        // high word becomes eight bytes of fifth bits by a table lookup: the
+        // index work runs on the scalar units, beside the vector arithmetic.
+        let t = FIFTH_BITS.as_ptr();
+        let byte = |i: u32| ((high >> (8 * i)) & 0xFF) as usize;
+        // SAFETY: every index is below 256, the table's length.
+        let (lo_fifth, hi_fifth) = unsafe {
+            (
+                v128_load64_lane::<1>(v128_load64_zero(t.add(byte(0))), t.add(byte(1))),
+                v128_load64_lane::<1>(v128_load64_zero(t.add(byte(2))), t.add(byte(3))),
+            )
+        };
+        let lo = v128_or(v128_and(v, u8x16_splat(0x0F)), lo_fifth);
+        let hi = v128_or(v128_and(u16x8_shr(v, 4), u8x16_splat(0x0F)), hi_fifth);
         let even = u16x8_splat(0x00FF);
         [v128_and(lo, even), v128_and(hi, even), u16x8_shr(lo, 8), u16x8_shr(hi, 8)]
     }
 }
+
+/// For each byte of Q5 high bits, eight bytes: byte j is 16 where bit j is set.
+static FIFTH_BITS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut j = 0;
+        while j < 8 {
+            if b & (1 << j) != 0 {
+                t[b] |= 0x10 << (8 * j);
+            }
+            j += 1;
+        }
+        b += 1;
+    }
+    t
+};
 
 impl Kernel for Q8 {
     const FORMAT: BlockFormat = BlockFormat::Q8_0;

@@ -31,6 +31,13 @@ impl Mlp {
     /// - x: `[batch, T, d_model]` → same
     pub fn forward(&self, x: Tensor<3>, kind: MlpKind) -> Tensor<3> {
         match (&self.gate, kind) {
+            // One fused operation for the gate, where no gradient is recorded.
+            (Some(gate), kind) if !x.device().is_autodiff() => {
+                use crate::quant::ops::RowOps;
+                let (g, u) = (gate.forward(x.clone()), self.up.forward(x));
+                let y = <burn::backend::Dispatch as RowOps>::gated(g.into_dispatch(), u.into_dispatch(), kind == MlpKind::GeGlu);
+                self.down.forward(Tensor::from_dispatch(y))
+            }
             // GELU's tanh form, as Gemma was trained (burn's `gelu` is the erf form).
             (Some(gate), MlpKind::GeGlu) => self.down.forward(gelu_tanh(gate.forward(x.clone())) * self.up.forward(x)),
             (Some(gate), _) => self.down.forward(silu(gate.forward(x.clone())) * self.up.forward(x)),

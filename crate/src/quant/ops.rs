@@ -55,6 +55,12 @@ pub trait RowOps: Backend {
     /// # Shapes
     /// - x: `[b, h, t, hd]`; cos, sin: `[t, hd/2]` → `[b, h, t, hd]`
     fn rope(x: FloatTensor<Self>, cos: FloatTensor<Self>, sin: FloatTensor<Self>, interleaved: bool) -> FloatTensor<Self>;
+
+    /// A gated feed-forward's `act(gate) · up`: SiLU, or GELU's tanh form.
+    ///
+    /// # Shapes
+    /// - gate, up: the same shape → that shape
+    fn gated(gate: FloatTensor<Self>, up: FloatTensor<Self>, gelu_tanh: bool) -> FloatTensor<Self>;
 }
 
 fn rms_norm_slices(x: &[f32], gamma: &[f32], eps: f64) -> Vec<f32> {
@@ -67,6 +73,12 @@ fn rope_slices(x: &[f32], dims: &[usize], cos: &[f32], sin: &[f32], interleaved:
     assert_eq!(dims.len(), 4, "rope takes [b, h, t, hd]");
     let mut out = vec![0f32; x.len()];
     super::rows::rope(x, dims[2], dims[3], cos, sin, interleaved, &mut out);
+    out
+}
+
+fn gated_slices(gate: &[f32], up: &[f32], gelu_tanh: bool) -> Vec<f32> {
+    let mut out = vec![0f32; gate.len()];
+    super::rows::gated(gate, up, gelu_tanh, &mut out);
     out
 }
 
@@ -152,6 +164,13 @@ impl RowOps for Flex {
         let out = rope_slices(&flex_f32(&x), &shape, &flex_f32(&cos), &flex_f32(&sin), interleaved);
         FlexTensor::from_data(TensorData::new(out, shape))
     }
+
+    fn gated(gate: FlexTensor, up: FlexTensor, gelu_tanh: bool) -> FlexTensor {
+        use burn::backend::TensorMetadata;
+        let shape = gate.shape();
+        assert_eq!(shape, up.shape(), "gated: gate and up differ in shape");
+        FlexTensor::from_data(TensorData::new(gated_slices(&flex_f32(&gate), &flex_f32(&up), gelu_tanh), shape))
+    }
 }
 
 impl BlockOps for Flex {
@@ -177,7 +196,7 @@ pub(crate) mod ndarray_impl {
     use burn::backend::TensorMetadata;
     use burn::tensor::TensorData;
 
-    use super::{BlockFormat, BlockOps, DenseOps, RowOps, dense_slices, dims2, matmul_slices, rope_slices, rms_norm_slices, rows_slices};
+    use super::{BlockFormat, BlockOps, DenseOps, RowOps, dense_slices, dims2, gated_slices, matmul_slices, rope_slices, rms_norm_slices, rows_slices};
 
     use std::borrow::Cow;
 
@@ -211,6 +230,12 @@ pub(crate) mod ndarray_impl {
         fn rope(x: NdArrayTensor, cos: NdArrayTensor, sin: NdArrayTensor, interleaved: bool) -> NdArrayTensor {
             let shape = x.shape();
             NdArrayTensor::from_data(TensorData::new(rope_slices(&f32s(&x), &shape, &f32s(&cos), &f32s(&sin), interleaved), shape))
+        }
+
+        fn gated(gate: NdArrayTensor, up: NdArrayTensor, gelu_tanh: bool) -> NdArrayTensor {
+            let shape = gate.shape();
+            assert_eq!(shape, up.shape(), "gated: gate and up differ in shape");
+            NdArrayTensor::from_data(TensorData::new(gated_slices(&f32s(&gate), &f32s(&up), gelu_tanh), shape))
         }
     }
 

@@ -1,10 +1,15 @@
 //! Row-wise f32 operations fused into one backend operation each
-//! (`RowOps`): burn's RMS norm is seven operations and a rotary embedding
-//! eleven, and on a decode step each operation's own cost (allocating,
-//! dispatching, a pass over a few hundred values) is most of what it does.
-//! The arithmetic is burn's, in the same order (`x / rms · γ`;
-//! `a·cos − c·sin`, `a·sin + c·cos`), so only the sum of squares may round
-//! differently. Not for autodiff (no backward pass): the callers check.
+//! (`RowOps`): burn's RMS norm is seven operations, a rotary embedding
+//! eleven and Gemma's gated tanh-GELU ten, and on a decode step each
+//! operation's own cost (allocating, dispatching, a pass over a few hundred
+//! values) is most of what it does. The norm's and the rotation's arithmetic
+//! is burn's, in the same order (`x / rms · γ`; `a·cos − c·sin`,
+//! `a·sin + c·cos`), so only the sum of squares may round differently; the
+//! gate's exponentials are `f32_exp`'s (within 2 ulps), which vectorise,
+//! where burn's sigmoid and tanh call libm once per value. Not for autodiff
+//! (no backward pass): the callers check.
+
+use crate::f32_exp::exp;
 
 /// RMS norm of each row of `d` values: `x / sqrt(mean(x²) + eps) · γ`.
 pub fn rms_norm(x: &[f32], gamma: &[f32], eps: f64, out: &mut [f32]) {
@@ -47,6 +52,42 @@ pub fn rope(x: &[f32], t: usize, hd: usize, cos: &[f32], sin: &[f32], interleave
     }
 }
 
+/// The gated feed-forward's middle, `act(gate) · up` value by value, with
+/// act SiLU (SwiGLU) or, with `gelu_tanh`, GELU's tanh form (GeGLU).
+pub fn gated(gate: &[f32], up: &[f32], gelu_tanh: bool, out: &mut [f32]) {
+    assert!(gate.len() == up.len() && out.len() == up.len(), "gated shapes");
+    // One loop per activation, so each vectorises without a branch inside.
+    if gelu_tanh {
+        for ((y, &g), &u) in out.iter_mut().zip(gate).zip(up) {
+            *y = gelu_tanh_of(g) * u;
+        }
+    } else {
+        for ((y, &g), &u) in out.iter_mut().zip(gate).zip(up) {
+            *y = silu(g) * u;
+        }
+    }
+}
+
+/// `x · sigmoid(x)`, the exponential taken of `−|x|` so that it never overflows.
+#[inline(always)]
+fn silu(x: f32) -> f32 {
+    let e = exp(-x.abs());
+    let sigmoid = if x >= 0.0 { 1.0 / (1.0 + e) } else { e / (1.0 + e) };
+    x * sigmoid
+}
+
+/// `x/2 · (1 + tanh(√(2/π) · x · (1 + 0.044715 x²)))`, llama.cpp's GELU;
+/// tanh(y) as `±(1 − e^(−2|y|)) / (1 + e^(−2|y|))`, which never overflows.
+#[inline(always)]
+fn gelu_tanh_of(x: f32) -> f32 {
+    const SQRT_2_OVER_PI: f32 = (core::f64::consts::FRAC_2_SQRT_PI * core::f64::consts::FRAC_1_SQRT_2) as f32;
+    let y = SQRT_2_OVER_PI * x * (1.0 + 0.044715 * x * x);
+    let e = exp(-2.0 * y.abs());
+    let t = (1.0 - e) / (1.0 + e);
+    let t = if y < 0.0 { -t } else { t };
+    0.5 * x * (1.0 + t)
+}
+
 #[cfg(test)]
 mod tests {
     use burn::tensor::{Distribution, Tensor};
@@ -74,6 +115,31 @@ mod tests {
                 let fused = apply_rope(q.clone(), &cos, &sin, style).into_data().try_to_vec::<f32>().unwrap();
                 let plain = crate::model::rope::apply_rope_ops(q, &cos, &sin, style).into_data().try_to_vec::<f32>().unwrap();
                 assert_eq!(fused, plain, "{backend:?} {style:?}");
+            }
+        }
+    }
+
+    /// The fused gate against burn's `silu` and the tanh-GELU of its
+    /// definition (burn's `gelu_approximate`), times `up`, over negative,
+    /// small and large inputs, to f32 rounding.
+    #[test]
+    fn fused_gate_matches_burns_activations() {
+        use burn::tensor::TensorData;
+        use burn::tensor::activation::{gelu_approximate, silu};
+        let gate: Vec<f32> = (-900..=900).map(|i| i as f32 / 50.0).chain([-1e4, -200.0, 1e-30, 200.0, 1e4]).collect();
+        let up: Vec<f32> = (0..gate.len()).map(|i| 1.0 + (i % 7) as f32 * 0.5 - 2.0).collect();
+        for backend in crate::backend::BackendKind::available() {
+            let device = backend.device().unwrap();
+            let g = Tensor::<1>::from_data(TensorData::new(gate.clone(), [gate.len()]), &device);
+            let u = Tensor::<1>::from_data(TensorData::new(up.clone(), [up.len()]), &device);
+            for gelu in [false, true] {
+                let mut ours = vec![0f32; gate.len()];
+                super::super::rows::gated(&gate, &up, gelu, &mut ours);
+                let act = if gelu { gelu_approximate(g.clone()) } else { silu(g.clone()) };
+                let theirs = (act * u.clone()).into_data().try_to_vec::<f32>().unwrap();
+                for (i, (&a, &b)) in ours.iter().zip(&theirs).enumerate() {
+                    assert!((a - b).abs() <= 2e-6 * (1.0 + b.abs()), "{backend:?} gelu {gelu}: gate {} up {}: {a} against {b}", gate[i], up[i]);
+                }
             }
         }
     }

@@ -5,7 +5,7 @@
 // It loads www/pkg-profile/, the same build through wasm-bindgen with its
 // function names kept (pkg-scripts/build leaves them out of www/pkg):
 //   wasm-bindgen --target web --keep-debug --out-dir www/pkg-profile --out-name nexttoken \
-//     target/wasm32-unknown-unknown/release/nexttoken.wasm
+//     target/wasm/wasm32-unknown-unknown/release/nexttoken.wasm
 // Usage (after pkg-scripts/build and that): node pkg-scripts/profile-wasm.mjs [bard|models/path/file.gguf] [steps] [top] [--inside]
 // (--inside: the steps with the inside view on, `Playground.set_inside(true)`)
 import { startServer, launchBrowser } from "../tests/e2e/harness.mjs";

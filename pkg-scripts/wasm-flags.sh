@@ -23,3 +23,11 @@ WASM_RUSTFLAGS="-C target-feature=+simd128,+atomics,+bulk-memory,+mutable-global
 -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base"
 WASM_CARGO_FLAGS=(-Z build-std=std,panic_abort,test)
 export RUSTC_BOOTSTRAP=1
+# The wasm builds' own target folder (the sourcing script sets ROOT). A
+# build for another target puts its proc macros and build scripts, compiled
+# for this machine, in the folder's release/, beside the native release
+# CLI's; proc-macro2's build script probes for nightly features and reruns
+# when RUSTC_BOOTSTRAP changes, so in one shared folder every switch between
+# this build and `cargo build --release` compiled every dependency again
+# (about 8 minutes on 2 cores).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/wasm"

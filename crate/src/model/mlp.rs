@@ -47,13 +47,14 @@ impl Mlp {
 }
 
 /// GELU's tanh form, `x/2 · (1 + tanh(√(2/π) · x · (1 + 0.044715 x²)))`, as
-/// llama.cpp writes it. burn's `gelu_approximate` is the same function but
-/// takes `x³` through `powf`, a library call per element that cost Gemma's
-/// wasm step 2.6 ms of about 60 (18 layers of 2,048 features); the products
-/// here are plain multiplications.
+/// llama.cpp writes it, in tensor operations: the path that records a
+/// gradient (the others take `RowOps::gated`). burn's `gelu_approximate` is
+/// the same function but takes `x³` through `powf`, a library call per
+/// element that cost Gemma's wasm step 2.6 ms of about 60 (18 layers of
+/// 2,048 features); the products here are plain multiplications.
 fn gelu_tanh<const D: usize>(x: Tensor<D>) -> Tensor<D> {
-    const SQRT_2_OVER_PI: f64 = core::f64::consts::FRAC_2_SQRT_PI * core::f64::consts::FRAC_1_SQRT_2;
-    let inner = x.clone() * ((x.clone() * x.clone()) * 0.044715 + 1.0) * SQRT_2_OVER_PI;
+    use crate::quant::rows::{GELU_CUBE, GELU_SQRT_2_OVER_PI};
+    let inner = x.clone() * ((x.clone() * x.clone()) * GELU_CUBE + 1.0) * GELU_SQRT_2_OVER_PI;
     (x * (inner.tanh() + 1.0)) * 0.5
 }
 

@@ -76,12 +76,16 @@ fn silu(x: f32) -> f32 {
     x * sigmoid
 }
 
+/// GELU's tanh form's constants, `√(2/π)` and the cube's coefficient (its
+/// tensor form for autodiff, `model::mlp`, uses them too).
+pub(crate) const GELU_SQRT_2_OVER_PI: f64 = core::f64::consts::FRAC_2_SQRT_PI * core::f64::consts::FRAC_1_SQRT_2;
+pub(crate) const GELU_CUBE: f64 = 0.044715;
+
 /// `x/2 · (1 + tanh(√(2/π) · x · (1 + 0.044715 x²)))`, llama.cpp's GELU;
 /// tanh(y) as `±(1 − e^(−2|y|)) / (1 + e^(−2|y|))`, which never overflows.
 #[inline(always)]
 fn gelu_tanh_of(x: f32) -> f32 {
-    const SQRT_2_OVER_PI: f32 = (core::f64::consts::FRAC_2_SQRT_PI * core::f64::consts::FRAC_1_SQRT_2) as f32;
-    let y = SQRT_2_OVER_PI * x * (1.0 + 0.044715 * x * x);
+    let y = GELU_SQRT_2_OVER_PI as f32 * x * (1.0 + GELU_CUBE as f32 * x * x);
     let e = exp(-2.0 * y.abs());
     let t = (1.0 - e) / (1.0 + e);
     let t = if y < 0.0 { -t } else { t };
@@ -134,7 +138,7 @@ mod tests {
             let u = Tensor::<1>::from_data(TensorData::new(up.clone(), [up.len()]), &device);
             for gelu in [false, true] {
                 let mut ours = vec![0f32; gate.len()];
-                super::super::rows::gated(&gate, &up, gelu, &mut ours);
+                super::gated(&gate, &up, gelu, &mut ours);
                 let act = if gelu { gelu_approximate(g.clone()) } else { silu(g.clone()) };
                 let theirs = (act * u.clone()).into_data().try_to_vec::<f32>().unwrap();
                 for (i, (&a, &b)) in ours.iter().zip(&theirs).enumerate() {

@@ -1,6 +1,6 @@
 // The wasm engine alone on 1 to N threads in headless Chromium: a worker of
-// its own (www/bench/engine-threads.js) with the page's helper threads on its
-// shared memory, stepping a model greedily, with no page beside it painting
+// its own (www/bench/engine-threads.js), started with its helper threads on
+// its shared memory as the page starts its engine (www/worker/engine-worker.js), stepping a model greedily, with no page beside it painting
 // each token. Beside the page's Run on the same thread counts
 // (pkg-scripts/bench-page-run.mjs --threads=N), it tells how far the engine
 // itself scales from what the page's own work takes of the cores. Rounds
@@ -34,9 +34,11 @@ try {
     if (!self.crossOriginIsolated) return { error: "the page is not cross-origin isolated: no threads" };
     const entry = (await (await fetch("/models/index.json")).json()).models.find((m) => m.name === model);
     if (!entry?.gguf) return { error: `no model ${model} with a GGUF file in models/index.json` };
-    const worker = new Worker("/bench/engine-threads.js", { type: "module" });
+    const { startEngineWorker } = await import("/worker/engine-worker.js");
+    const worker = startEngineWorker(new URL("/bench/engine-threads.js", location.href));
     return await new Promise((resolve) => {
-      worker.onmessage = (e) => resolve(e.data);
+      // Its other messages (`start_helpers`) are engine-worker.js's.
+      worker.addEventListener("message", (e) => { if (e.data?.results || e.data?.error) resolve(e.data); });
       worker.onerror = (e) => resolve({ error: e.message });
       worker.postMessage({ gguf: `/models/${entry.gguf}`, prompt, steps, threads, rounds });
     });

@@ -1,14 +1,17 @@
 // Bench-only: the wasm engine alone, in a worker of its own, on 1 to N
-// threads (pkg-scripts/bench-engine-threads.mjs starts it). It does what the
+// threads (pkg-scripts/bench-engine-threads.mjs starts it, through
+// worker/engine-worker.js as the page starts its engine). It does what the
 // page's engine worker does for a Run, `Playground.step` back to back, with
-// the same helpers (worker/thread-helper.js on the engine's shared memory),
-// but with no page beside it that paints each token: so the page's Run on
-// N threads, against this, tells the engine's own scaling from the page's
-// share of the cores. The student's page never loads it.
+// its helpers asked for the same way (worker/thread-pool.js), but with no
+// page beside it that paints each token: so the page's Run on N threads,
+// against this, tells the engine's own scaling from the page's share of the
+// cores. The student's page never loads it.
 
-import init, { Playground, set_threads, thread_helpers } from "../pkg/nexttoken.js";
+import init, { Playground } from "../pkg/nexttoken.js";
+import { helperFailed, useThreads } from "../worker/thread-pool.js";
 
 self.onmessage = async (/** @type {MessageEvent<Request>} */ event) => {
+  if (event.data?.type === "helper_failed") return helperFailed(event.data.id, event.data.message);
   try {
     self.postMessage({ results: await measure(event.data) });
   } catch (err) {
@@ -29,21 +32,9 @@ self.onmessage = async (/** @type {MessageEvent<Request>} */ event) => {
 async function measure(req) {
   const module = await WebAssembly.compileStreaming(fetch(new URL("../pkg/nexttoken_bg.wasm", import.meta.url)));
   const { memory } = await init({ module_or_path: module });
-  const helpers = Math.max(...req.threads) - 1;
-  /** @type {string|null} */
-  let failure = null;
-  for (let id = 1; id <= helpers; id++) {
-    const helper = new Worker(new URL("../worker/thread-helper.js", import.meta.url), { type: "module" });
-    // A helper answers only a failure to start.
-    helper.onmessage = (e) => { failure ??= `helper ${id}: ${e.data.error}`; };
-    helper.postMessage({ module, memory, id });
-  }
-  const deadline = performance.now() + 20000;
-  while (thread_helpers() < helpers) {
-    if (failure) throw new Error(failure);
-    if (performance.now() > deadline) throw new Error(`${thread_helpers()} of ${helpers} helpers started in 20 s`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  // Every helper first, so that none starts in the middle of a round.
+  const most = await useThreads(Math.max(...req.threads), module, memory);
+  if (most.reason) throw new Error(`${most.threads} of ${most.wanted} threads: ${most.reason}`);
   const res = await fetch(req.gguf);
   if (!res.ok) throw new Error(`GET ${req.gguf}: HTTP ${res.status}`);
   const pg = Playground.from_gguf(new Uint8Array(await res.arrayBuffer()), req.gguf.split("/").pop());
@@ -55,7 +46,7 @@ async function measure(req) {
   const results = req.threads.map((threads) => ({ threads, in_force: 0, step_ms: [] }));
   for (let round = 0; round < req.rounds; round++) {
     for (const r of results) {
-      r.in_force = set_threads(r.threads);
+      r.in_force = (await useThreads(r.threads, module, memory)).threads;
       pg.start(req.prompt, settings);
       pg.step(settings); // a warm-up step, not counted
       const times = [];

@@ -1,5 +1,5 @@
 // The wasm engine alone on 1 to N threads in headless Chromium: a worker of
-// its own (www/bench/engine-threads.js), started with its helper threads on
+// its own (www/worker/bench-engine.js), started with its helper threads on
 // its shared memory as the page starts its engine (www/worker/engine-worker.js), stepping a model greedily, with no page beside it painting
 // each token. Beside the page's Run on the same thread counts
 // (pkg-scripts/bench-page-run.mjs --threads=N), it tells how far the engine
@@ -35,7 +35,7 @@ try {
     const entry = (await (await fetch("/models/index.json")).json()).models.find((m) => m.name === model);
     if (!entry?.gguf) return { error: `no model ${model} with a GGUF file in models/index.json` };
     const { startEngineWorker } = await import("/worker/engine-worker.js");
-    const worker = startEngineWorker(new URL("/bench/engine-threads.js", location.href));
+    const worker = startEngineWorker(new URL("/worker/bench-engine.js", location.href));
     return await new Promise((resolve) => {
       // Its other messages (`start_helpers`) are engine-worker.js's.
       worker.addEventListener("message", (e) => { if (e.data?.results || e.data?.error) resolve(e.data); });

@@ -195,8 +195,10 @@ function drawGrid(svg, kv, win) {
   setAttr(newest, "x", labelW + (cols - 1) * CELL); setAttr(newest, "y", 0);
   setAttr(newest, "width", kv.len ? CELL : 0); setAttr(newest, "height", nRows * ROW - 1);
 
+  // The layer labels are redrawn only when the rows move; the axis label,
+  // which names the positions shown, changes its text every token.
   const labels = svg.querySelector(".labels");
-  const key = `${nRows}|${perHead}|${first}|${cols}|${CELL}|${ROW}|${win ? win.local_layers.join(",") : ""}`;
+  const key = `${nRows}|${perHead}|${ROW}|${win ? win.local_layers.join(",") : ""}`;
   if (labels.getAttribute("data-key") !== key) {
     labels.setAttribute("data-key", key);
     labels.replaceChildren();
@@ -206,9 +208,10 @@ function drawGrid(svg, kv, win) {
       t.textContent = win ? `${l} ${isLocal.has(l) ? "local" : "global"}` : `layer ${l}`;
       if (nRows <= 24 || l % Math.ceil(kv.layers / 12) === 0) labels.append(t);
     }
-    const t = makeSvg("text", { x: labelW, y: nRows * ROW + 14, "font-size": 10 });
-    t.textContent = `positions ${first}…${first + cols - 1} →${perHead ? ` (rows: layer × ${kv.kv_heads} KV heads)` : " (rows: layers)"}` +
-      (win ? `; light: local layers (window ${win.size})` : "");
-    labels.append(t);
+    labels.append(makeSvg("text", { class: "axis", x: labelW, "font-size": 10 }));
   }
+  const axis = labels.querySelector(".axis");
+  setAttr(axis, "y", nRows * ROW + 14);
+  setText(axis, `positions ${first}…${first + cols - 1} →${perHead ? ` (rows: layer × ${kv.kv_heads} KV heads)` : " (rows: layers)"}` +
+    (win ? `; light: local layers (window ${win.size})` : ""));
 }

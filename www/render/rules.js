@@ -79,11 +79,10 @@ function setHeader(th, name, dense) {
  */
 export function renderRules(root, view) {
   const d = view.distribution;
-  const note = ensureSlot(root, "note", () => makeEl("p", { class: "note" }));
+  const note = ensureSlot(root, "note", () => makeEl("p", { class: "note", id: "rules-note" }));
   // It scrolls sideways on a narrow screen: focusable, so the keyboard can scroll it.
   const wrap = ensureSlot(root, "wrap", () => makeEl("div", { class: "table-wrap", tabindex: "0", role: "group", "aria-label": "rules table" }));
   const table = wrap.firstElementChild ?? wrap.appendChild(makeEl("table", { class: "rules", "aria-describedby": "rules-note" }));
-  note.id = "rules-note";
   const muBox = ensureSlot(root, "mu", () => makeEl("div", { class: "mu-steps" }));
   if (!d) { setText(note, "No distribution yet."); table.replaceChildren(); muBox.replaceChildren(); return; }
   const settings = view.settings;
@@ -116,14 +115,14 @@ export function renderRules(root, view) {
   setAttr(groupCells[1], "colspan", rules.length);
   setText(groupCells[2], "pipeline →");
   setAttr(groupCells[2], "colspan", stages.length);
-  groupCells[2].className = "pipe";
+  setAttr(groupCells[2], "class", "pipe");
   const nameCells = syncChildren(nameRow, columns.length + 1, () => makeEl("th", { scope: "col" }));
   setText(nameCells[0], "token");
   columns.forEach(({ s, group }, j) => {
     setHeader(nameCells[j + 1], s.name, dense);
     setAttr(nameCells[j + 1], "data-stage", s.name);
     setAttr(nameCells[j + 1], "data-group", group);
-    nameCells[j + 1].className = group === "pipeline" && columns[j - 1]?.group === "alone" ? "pipe" : "";
+    setAttr(nameCells[j + 1], "class", group === "pipeline" && columns[j - 1]?.group === "alone" ? "pipe" : "");
   });
 
   const tbody = table.tBodies[0] ?? table.createTBody();
@@ -138,7 +137,7 @@ export function renderRules(root, view) {
       // kept cells carry their probability, cut ones a ✗: readable without colour
       setText(cell, t.kept ? prob(t.prob) : "✗");
       setAttr(cell, "title", `${labelStage(s.name)}: ${t.kept ? "kept" : "cut"}, p = ${formatProb(t.prob)}`);
-      cell.className = `${t.kept ? "kept" : "cut"}${group === "pipeline" && columns[j - 1]?.group === "alone" ? " pipe" : ""}`;
+      setAttr(cell, "class", `${t.kept ? "kept" : "cut"}${group === "pipeline" && columns[j - 1]?.group === "alone" ? " pipe" : ""}`);
     });
   });
 
@@ -156,7 +155,7 @@ export function renderRules(root, view) {
     columns.forEach(({ s, group }, j) => {
       setText(cells[j + 1], value(s));
       setAttr(cells[j + 1], "title", title(s));
-      cells[j + 1].className = group === "pipeline" && columns[j - 1]?.group === "alone" ? "pipe" : "";
+      setAttr(cells[j + 1], "class", group === "pipeline" && columns[j - 1]?.group === "alone" ? "pipe" : "");
       setAttr(cells[j + 1], "data-stage", s.name);
       setAttr(cells[j + 1], "data-group", group);
     });

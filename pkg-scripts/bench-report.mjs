@@ -171,6 +171,16 @@ export function renderSection(r) {
           `${rate(one?.page_tok_s_median)} (${times(ratio(pr.page_tok_s_median, one?.page_tok_s_median))}) |`);
       }
     }
+    const busy = r.busy?.by_threads ?? [];
+    if (busy.length) {
+      out.push("", `| ${title(r.busy.model)}'s page, engine on | slider move → frame during a Run, p50 / p95 | … to that frame painted, p50 / p95 | the Run meanwhile, tok/s | Step click → token shown, p50 / p95 (worker p50) |`);
+      out.push("|---|---|---|---|---|");
+      for (const b of busy) {
+        out.push(`| ${b.threads_in_force} thread${b.threads_in_force === 1 ? "" : "s"}${b.threads_in_force !== b.threads ? ` (${b.threads} asked)` : ""} | ` +
+          `${p50p95(b.slider_during_run.frame)} (n = ${b.slider_during_run.frame.n}) | ${p50p95(b.slider_during_run.painted)} | ${rate(b.run_tok_s_during_moves)} | ` +
+          `${p50p95(b.step_click_to_token)} (${ms(b.step_worker.p50)}) |`);
+      }
+    }
     out.push("", "The kernels' products split into bands of weight rows across the threads (rayon's natively, the page worker's " +
       "helper workers in the browser), each value computed as on one thread (the logits are bit-identical at any thread count).");
   }
@@ -292,6 +302,19 @@ function targets(r) {
     add(`${title(name)}'s page Run on every core (${r.cores}) ≥ 1.3× llama.cpp's one-thread decode`,
       `${times(x)} (${rate(pr.page_tok_s_median)} against ${rate(l1)} tok/s; llama.cpp on ${r.cores} threads ${rate(t.llamacpp?.decode_tok_s)})`, x >= 1.3);
   }
+  // The page's answers while every core works for its engine: no slower
+  // than on one thread, within the 10% two runs of the same figure differ by.
+  const busy = r.busy?.by_threads ?? [];
+  const one = busy.find((b) => b.threads === 1), all = busy.find((b) => b.threads === r.cores);
+  if (one && all) {
+    const within = (x, ref) => (typeof x === "number" && typeof ref === "number" ? x <= 1.1 * ref : null);
+    const s1 = one.slider_during_run.frame.p95, sn = all.slider_during_run.frame.p95;
+    add(`${title(r.busy.model)}: slider move → frame p95 during a Run on every core (${r.cores}) stays at its one-thread figure (≤ 1.1×)`,
+      `${ms(sn)} against ${ms(s1)} ms`, within(sn, s1));
+    const c1 = one.step_click_to_token.p50, cn = all.step_click_to_token.p50;
+    add(`${title(r.busy.model)}: Step click → token p50 on every core (${r.cores}) stays at its one-thread figure (≤ 1.1×)`,
+      `${ms(cn)} against ${ms(c1)} ms`, within(cn, c1));
+  }
   const gemma = r.engine[GEMMA];
   if (gemma) {
     const llamaG = r.llamacpp_models?.[GEMMA];
@@ -375,6 +398,10 @@ const method = (z) => [
     "between the playground (its default panels, greedy, no stop string: Reset, then a Run of that many tokens, timed on the page's clock from " +
     "the click to the last token shown, seen by a MutationObserver, so the timing itself draws no frames) and the same engine and model in a bare page (`Playground.start` on the same prompt, then that many `step` calls back " +
     "to back); the figure is the ratio of the median tokens/s, after one warm-up of each.",
+  `- **Answers while the engine works** (\`node pkg-scripts/bench-page-busy.mjs smollm2-135m --threads=1,N --moves=${z.busyMoves ?? 40} --steps=${z.busySteps ?? 10} --json\`): ` +
+    "a playground page per thread count, with the slider figures' rules on, no stop string and the end token banned; a Run is started and, once " +
+    "it shows a few tokens, the temperature slider is moved by key presses one at a time, after pauses of 23 to 89 ms (so the moves land anywhere " +
+    "in a token's time), each timed as in the slider figures; then the Run is stopped and Step clicked, each timed click → token shown.",
   "- **Every core** (`nexttoken bench --model M --threads N`, `pkg-scripts/bench-llamacpp GGUF --threads N`, N = the machine's cores): as the " +
     "one-thread native measures, on N threads each; in the browser the Page Run with `--threads=N` (the page's URL asks for N threads; its " +
     "worker's helper workers take part in every product, on a cross-origin isolated page).",
@@ -429,6 +456,10 @@ export function headlines(r) {
     add(`${name}.load.warm`, `${name}: open → first distribution, warm ms`, r.load?.[name]?.warm?.first_render?.p50, false);
   }
   for (const name of [SMOL, GEMMA]) add(`${name}.page_run.ratio`, `${name}: page Run / engine alone, tokens/s`, r.page_run?.[name]?.ratio, true);
+  for (const b of r.busy?.by_threads ?? []) {
+    add(`smol.busy.${b.threads}.slider.p95`, `SmolLM2: slider move → frame p95 ms during a Run on ${b.threads} thread(s)`, b.slider_during_run.frame.p95, false);
+    add(`smol.busy.${b.threads}.step.p50`, `SmolLM2: Step click → token p50 ms on ${b.threads} thread(s)`, b.step_click_to_token.p50, false);
+  }
   add("smol.inside.ratio", "SmolLM2 page Run: inside panel open / closed, worker's time per token", r.inside?.ratio, false);
   add("wasm.gzip", "wasm gzipped bytes", r.wasm?.gzip_bytes, false);
   add("wasm.raw", "wasm raw bytes", r.wasm?.raw_bytes, false);

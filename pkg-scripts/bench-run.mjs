@@ -23,6 +23,9 @@
 //  10. what the page costs a Run (bench-page-run.mjs), each real model: the
 //      page's Run with its default panels against the engine alone, in
 //      alternating rounds in one browser
+//  11. how the page answers while its engine works (bench-page-busy.mjs),
+//      SmolLM2 on one thread and on every core: slider move -> frame during
+//      a Run, and Step -> token
 // A real model (SmolLM2, Gemma 3 270M: the catalogue's GGUF entries) is
 // measured when its file is there (its fetch script: pkg-scripts/fetch-smollm2,
 // pkg-scripts/fetch-gemma3).
@@ -65,8 +68,8 @@ const CORES = os.availableParallelism?.() ?? os.cpus().length;
 
 /** How much of each measure: a full run, or --quick. */
 const SIZE = quick
-  ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1, memoryLoads: 1, insideTokens: 12, insideRounds: 1, runTokens: 16, runRounds: 1 }
-  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5, insideTokens: 32, insideRounds: 2, runTokens: 64, runRounds: 5 };
+  ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1, memoryLoads: 1, insideTokens: 12, insideRounds: 1, runTokens: 16, runRounds: 1, busyMoves: 10, busySteps: 3 }
+  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5, insideTokens: 32, insideRounds: 2, runTokens: 64, runRounds: 5, busyMoves: 40, busySteps: 10 };
 
 /** The page's catalogue (www/models/index.json): a GGUF entry is a real model, with its file. */
 const catalogue = JSON.parse(readFileSync(path.join(ROOT, "www/models/index.json"), "utf8")).models;
@@ -109,6 +112,8 @@ const results = {
   inside: null,
   /** Each real model's page Run against the engine alone (bench-page-run.mjs). */
   page_run: {},
+  /** SmolLM2's slider during a Run and its Step -> token, on 1 and on `cores` threads (bench-page-busy.mjs). */
+  busy: null,
   /** Every core: the native CLI, llama.cpp and the page's Run, each on `cores` threads, per real model. */
   cores: CORES,
   threads_models: {},
@@ -133,6 +138,7 @@ for (const m of ["bard", ...reals]) plan.push([`page: slider and Step on ${m}`, 
 if (hasSmol) plan.push(["page: SmolLM2's Run with the inside panel closed and open", insideFigures]);
 for (const m of reals) plan.push([`page: ${m}'s Run against the engine alone`, () => pageRunFigures(m)]);
 if (CORES > 1) for (const m of reals) plan.push([`page: ${m}'s Run on ${CORES} threads`, () => pageRunFigures(m, CORES)]);
+if (hasSmol && CORES > 1) plan.push([`page: SmolLM2's slider during a Run and Step, on 1 and ${CORES} threads`, busyFigures]);
 for (const m of ["bard", ...reals]) {
   plan.push([`page load, cold: ${m}`, () => loadFigures(m, false)]);
   plan.push([`page load, warm: ${m}`, () => loadFigures(m, true)]);
@@ -266,6 +272,10 @@ async function pageRunFigures(m, threads = 1) {
   const figures = await runJson("node", ["pkg-scripts/bench-page-run.mjs", m, String(SIZE.runTokens), `--rounds=${SIZE.runRounds}`, `--threads=${threads}`, "--json"]);
   if (threads === 1) results.page_run[m] = figures;
   else (results.threads_models[m] ??= {}).page_run = figures;
+}
+
+async function busyFigures() {
+  results.busy = await runJson("node", ["pkg-scripts/bench-page-busy.mjs", SMOL, `--threads=1,${CORES}`, `--moves=${SIZE.busyMoves}`, `--steps=${SIZE.busySteps}`, "--json"]);
 }
 
 async function loadFigures(m, warm) {

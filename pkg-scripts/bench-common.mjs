@@ -145,3 +145,31 @@ export async function timedRun(page, tokens) {
   }), tokens);
   return { step: await page.evaluate(() => window.__ntpSteps.slice()), engine: await page.evaluate(() => window.__ntpStepsEngine.slice()), perSecond: tokens / (ms / 1000) };
 }
+
+/**
+ * Up to `n` Step clicks on the page, each timed from the click to the
+ * output panel showing one more token. Stops early, saying why, when Step
+ * is disabled (the generation stopped) or no token comes.
+ * @param {import("playwright-core").Page} page
+ * @param {number} n
+ * @returns {Promise<{ times: number[], stopped: string|null }>}
+ */
+export async function timedSteps(page, n) {
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const shown = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
+    if (await page.isDisabled("#btn-step")) {
+      const why = await page.textContent("#p-output .stop, #messages").catch(() => "");
+      return { times, stopped: `step ${i + 1}: Step is disabled (${why || "the generation stopped"})` };
+    }
+    const t0 = performance.now();
+    await page.click("#btn-step");
+    try {
+      await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length > k, shown, { timeout: 60000 });
+    } catch {
+      return { times, stopped: `step ${i + 1}: no new token (a stop condition?)` };
+    }
+    times.push(performance.now() - t0);
+  }
+  return { times, stopped: null };
+}

@@ -19,7 +19,7 @@
 //   (after pkg-scripts/build)
 
 import { startServer, launchBrowser, openPage, waitForReady, waitForView } from "../tests/e2e/harness.mjs";
-import { positionals, intOption, option, say, emitJson, describeMs, stats } from "./bench-common.mjs";
+import { positionals, intOption, option, say, emitJson, describeMs, stats, timedSteps } from "./bench-common.mjs";
 
 const [model = "smollm2-135m"] = positionals();
 const moves = intOption("moves", 40, 2);
@@ -103,14 +103,8 @@ async function measure(threads, eos) {
     const painted = await page.evaluate(() => window.__ntpPerfPainted.slice());
     const runTokS = (atLastMove.tokens - atFirstMove.tokens) / ((atLastMove.ms - atFirstMove.ms) / 1000);
 
-    const clicks = [];
-    for (let i = 0; i < steps; i++) {
-      const n = await tokens();
-      const t0 = performance.now();
-      await page.click("#btn-step");
-      await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length > k, n, { timeout: 60000 });
-      clicks.push(performance.now() - t0);
-    }
+    const { times: clicks, stopped } = await timedSteps(page, steps);
+    if (stopped) figures.problems.push(`${threads} thread(s): ${stopped}`);
     const worker = (await page.evaluate(() => window.__ntpSteps.slice())).slice(-clicks.length);
     say(`${model} on ${inForce.threads} thread(s): slider move -> frame during a Run: ${describeMs(frame)}; to that frame painted: ${describeMs(painted)}; ` +
       `the Run meanwhile ${runTokS.toFixed(1)} tokens/s`);

@@ -37,7 +37,7 @@
 //   --json: the figures as one JSON line on stdout (the readable lines go to stderr)
 
 import { startServer, launchBrowser, openPage, waitForReady } from "../tests/e2e/harness.mjs";
-import { positionals, intOption, option, say, emitJson, describeMs, stats } from "./bench-common.mjs";
+import { positionals, intOption, option, say, emitJson, describeMs, stats, timedSteps } from "./bench-common.mjs";
 
 const [model = "logits10", movesArg = "200", stepsArg = "20", bigMovesArg = "60"] = positionals();
 const moves = Number(movesArg);
@@ -119,24 +119,9 @@ try {
       figures.big = { preview: stats(big.preview), sync: stats(big.sync), frame: stats(synthetic.paints), painted: stats(synthetic.painted), work: stats(synthetic.work) };
     }
 
-    const stepTimes = [];
-    for (let i = 0; i < steps; i++) {
-      const n = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
-      if (await page.isDisabled("#btn-step")) {
-        // The generation stopped (end of text, a stop string, the length limit).
-        say(`step ${i + 1}: Step is disabled (${await page.textContent("#p-output .stop, #messages").catch(() => "") || "the generation stopped"}); stopping the step benchmark`);
-        break;
-      }
-      const t0 = performance.now();
-      await page.click("#btn-step");
-      try {
-        await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length > k, n, { timeout: 60000 });
-      } catch {
-        say(`step ${i + 1}: no new token (a stop condition?); stopping the step benchmark`);
-        break;
-      }
-      stepTimes.push(performance.now() - t0);
-    }
+    // The generation may stop (end of text, a stop string, the length limit).
+    const { times: stepTimes, stopped } = await timedSteps(page, steps);
+    if (stopped) say(`${stopped}; stopping the step benchmark`);
     if (stepTimes.length) {
       const worker = (await page.evaluate(() => window.__ntpSteps.slice())).slice(-stepTimes.length);
       say(`step click -> token shown (${model}): ${describeMs(stepTimes)}`);

@@ -29,5 +29,7 @@ export RUSTC_BOOTSTRAP=1
 # CLI's; proc-macro2's build script probes for nightly features and reruns
 # when RUSTC_BOOTSTRAP changes, so in one shared folder every switch between
 # this build and `cargo build --release` compiled every dependency again
-# (about 8 minutes on 2 cores).
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/wasm"
+# (about 8 minutes on 2 cores). The folder it sits in is kept apart, so
+# sourcing this twice in one shell still gives the same folder.
+export NTP_NATIVE_TARGET_DIR="${NTP_NATIVE_TARGET_DIR:-${CARGO_TARGET_DIR:-$ROOT/target}}"
+export CARGO_TARGET_DIR="$NTP_NATIVE_TARGET_DIR/wasm"

@@ -83,6 +83,21 @@ impl Position {
         }
     }
 
+    /// The logits' buffer, emptied, for the next position's logits; this
+    /// position is left without any. Filled in place of a new vector, it
+    /// keeps a step from holding two vocabulary-sized logit vectors at once
+    /// (Gemma 3: 2 MB each, in a wasm memory that never shrinks). A buffer
+    /// still shared (a preview's result holding it) is left to its holder.
+    pub fn take_logits_buffer(&mut self) -> Vec<f64> {
+        let old = std::mem::replace(&mut self.summary, Err(Error::new(NO_LOGITS)));
+        let mut buffer = match old {
+            Ok(summary) => summary.into_raw().into_logits().unwrap_or_default(),
+            Err(_) => std::mem::take(&mut self.broken_logits),
+        };
+        buffer.clear();
+        buffer
+    }
+
     pub fn logits(&self) -> &[f64] {
         match &self.summary {
             Ok(summary) => &summary.raw.logits,

@@ -238,6 +238,11 @@ impl PositionSummary {
         Ok(Self { raw, curve, top, memo: StageMemo::default() })
     }
 
+    /// The raw distribution alone, the rest (the memo's stages) dropped.
+    pub fn into_raw(self) -> RawDistribution {
+        self.raw
+    }
+
     /// `top_indices(logits, n)`, from the ranking made ahead when it covers n.
     pub fn top(&self, n: usize) -> Vec<usize> {
         if n <= self.top.len() || self.top.len() == self.raw.logits.len() {

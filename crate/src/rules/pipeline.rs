@@ -1,9 +1,11 @@
 //! The one entry point of the rules: `run_rules` runs the pipeline in the
 //! chosen order, every stage reported, and every rule alone beside it.
 //!
-//! The raw logits are only read, never written: every stage works on its own
-//! copy, so the page can re-run the rules on the same logits at every slider
-//! move. What a move leaves unchanged comes from the position's `StageMemo`.
+//! The raw logits are only read, never written: a stage that changes them
+//! works on its own copy, so the page can re-run the rules on the same
+//! logits at every slider move. What a move leaves unchanged comes from the position's `StageMemo`.
+
+use std::sync::Arc;
 
 use super::alone::rules_alone;
 use super::kind::StageKind;
@@ -175,7 +177,7 @@ impl Walk<'_> {
                 return stage;
             }
         }
-        p.z = scale_by_temperature(&p.z, tau);
+        p.z = Arc::new(scale_by_temperature(&p.z, tau));
         let raw_probs = &self.raw.probs;
         let (stage, log_norm) = match self.tempered {
             Some(t) => Stage::from_logits_near("temperature", &p.z, &t.nearby(), raw_probs),
@@ -217,17 +219,26 @@ impl Walk<'_> {
     }
 }
 
-fn drop_unkept(z: &mut [f64], kept: &[bool]) {
-    for (z, &k) in z.iter_mut().zip(kept) {
+/// Sets -inf where `kept` is false. `z` is copied first only when it is
+/// shared (the raw logits, or the memo's prefix) and something changes.
+fn drop_unkept(z: &mut Arc<Vec<f64>>, kept: &[bool]) {
+    let changes = |(v, k): (&f64, &bool)| !*k && *v != f64::NEG_INFINITY;
+    let Some(first) = z.iter().zip(kept).position(changes) else { return };
+    for (v, &k) in Arc::make_mut(z)[first..].iter_mut().zip(&kept[first..]) {
         if !k {
-            *z = f64::NEG_INFINITY;
+            *v = f64::NEG_INFINITY;
         }
     }
 }
 
 /// `drop_unkept` for a `z` that is already -inf outside `ids`.
-fn drop_unkept_among(z: &mut [f64], kept: &[bool], ids: &[u32]) {
-    for &i in ids.iter().filter(|&&i| !kept[i as usize]) {
+fn drop_unkept_among(z: &mut Arc<Vec<f64>>, kept: &[bool], ids: &[u32]) {
+    let mut dropped = ids.iter().filter(|&&i| !kept[i as usize]).peekable();
+    if dropped.peek().is_none() {
+        return;
+    }
+    let z = Arc::make_mut(z);
+    for &i in dropped {
         z[i as usize] = f64::NEG_INFINITY;
     }
 }

@@ -4,6 +4,8 @@
 //! which no temperature or truncation changes. A slider move on any of those
 //! reuses them (see `memo`).
 
+use std::sync::Arc;
+
 use super::kind::StageKind;
 use super::raw::RawDistribution;
 use super::settings::RuleSettings;
@@ -18,7 +20,10 @@ use crate::error::Result;
 #[derive(Clone, Debug)]
 pub(crate) struct Prefix {
     pub(crate) stages: Vec<Stage>,
-    pub(crate) z: Vec<f64>,
+    /// The raw logits themselves until a modifier changes them; written
+    /// only through `z_mut` (copy on write: the memo keeps the prefix the
+    /// chain's walk then cuts).
+    pub(crate) z: Arc<Vec<f64>>,
     pub(crate) log_norm: f64,
     pub(crate) moved: usize,
 }
@@ -27,7 +32,7 @@ impl Prefix {
     /// Runs `kinds` (logit modifiers) from the raw logits. Errors when they
     /// leave no token possible.
     pub(crate) fn new(raw: &RawDistribution, history: &[u32], s: &RuleSettings, kinds: &[StageKind], inputs: &StepInputs) -> Result<Self> {
-        let mut prefix = Prefix { stages: Vec::new(), z: raw.logits.clone(), log_norm: raw.log_norm, moved: 0 };
+        let mut prefix = Prefix { stages: Vec::new(), z: Arc::clone(&raw.logits), log_norm: raw.log_norm, moved: 0 };
         for &kind in kinds {
             let previous = prefix.stages.last().unwrap_or(&raw.stage).clone();
             let stage = prefix.apply(kind, &previous, &raw.probs, history, s, inputs)?;
@@ -64,7 +69,7 @@ impl Prefix {
         }
         let near = Nearby { logits: &self.z, probs: &previous.probs, log_norm: self.log_norm };
         let (stage, norm) = Stage::from_logits_near(kind.name(), &z, &near, raw_probs);
-        self.z = z;
+        self.z = Arc::new(z);
         self.log_norm = norm;
         self.moved += touched;
         Ok(stage)

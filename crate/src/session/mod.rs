@@ -420,7 +420,9 @@ impl Session {
         // Broken logits are kept (the cache and the history stay consistent,
         // and rewinding past them works) but never summarised or drawn from.
         let checked = lm::check_output(&logits, self.pending_position());
-        self.position.set_logits(logits.iter().map(|&x| x as f64).collect(), checked);
+        let mut widened = self.position.take_logits_buffer();
+        widened.extend(logits.iter().map(|&x| x as f64));
+        self.position.set_logits(widened, checked);
         Ok(())
     }
 

@@ -324,12 +324,16 @@ impl Previewer {
         Ok(Previewer::with_vocab(vocab))
     }
 
-    /// The state after a step: the pending raw logits, the history, the position.
-    pub fn set_state(&mut self, raw: Vec<f64>, history: Vec<u32>, position: usize) -> Result<(), JsValue> {
+    /// The state after a step: the pending raw logits, the history, the
+    /// position. The logits are copied into the last state's buffer (whose
+    /// summary goes first), so the page never holds two states' logits.
+    pub fn set_state(&mut self, raw: &[f64], history: Vec<u32>, position: usize) -> Result<(), JsValue> {
         if raw.len() != self.vocab.len() {
             return Err(js_sys::Error::new(&format!("Previewer: {} logits for a vocabulary of {}", raw.len(), self.vocab.len())).into());
         }
-        self.position.set_logits(raw, Ok(()));
+        let mut logits = self.position.take_logits_buffer();
+        logits.extend_from_slice(raw);
+        self.position.set_logits(logits, Ok(()));
         self.position.summary().map_err(err)?;
         self.position.history = history;
         self.position.index = position;

@@ -292,7 +292,7 @@ impl<'f> GgufVocab<'f> {
                 let attrs = self.attrs();
                 let table = PieceTable::new(self.tokens.iter().copied())?;
                 let spm = SentencePiece::new(table, &self.scores, &attrs, self.add_space_prefix.unwrap_or(true), self.strip())?;
-                (true, BpeTokenizer::from_sentencepiece(spm, &attrs)?)
+                (true, BpeTokenizer::from_sentencepiece(spm, attrs)?)
             }
         };
         let (bos, eos) = self.bos_eos();

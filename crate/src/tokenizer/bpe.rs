@@ -4,15 +4,20 @@
 //! - by score, SentencePiece-style (GGUF `llama` vocabularies: Gemma,
 //!   Llama 2, Phi-3), run by [`SentencePiece`] as llama.cpp does.
 //!
-//! The bytes of every token are worked out once at load time, so showing a
-//! token never goes back through either engine.
+//! A byte-level token's bytes are worked out once at load time, so showing
+//! a token never goes back through the `tokenizers` crate. A SentencePiece
+//! token's are read off its piece (`▁` as a space, `<0xNN>` as the byte):
+//! a second table would repeat the piece table's text (Gemma 3: 3 MB more
+//! of a worker's memory, which never shrinks).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::byte_level::char_to_byte;
 use super::spm::SentencePiece;
 use super::token_attr::TokenAttr;
 use super::{display_bytes, Tokenizer};
+use crate::bail;
 use crate::chat::ChatTemplate;
 use crate::error::{Error, Result};
 
@@ -22,8 +27,9 @@ use crate::error::{Error, Result};
 const EOS_NAMES: [&str; 4] = ["<|im_end|>", "<|endoftext|>", "</s>", "<eos>"];
 
 enum Engine {
-    ByteLevel(Box<tokenizers::Tokenizer>),
-    SentencePiece(SentencePiece),
+    ByteLevel(Box<tokenizers::Tokenizer>, TokenBytes),
+    /// The pieces' attributes beside the engine: what each piece's bytes are.
+    SentencePiece(SentencePiece, Vec<TokenAttr>),
 }
 
 /// Every token's bytes as one buffer and end offsets (Gemma has 262,144).
@@ -57,7 +63,6 @@ impl TokenBytes {
 
 pub struct BpeTokenizer {
     engine: Engine,
-    bytes: TokenBytes,
     /// Special tokens, shown by name.
     special: HashSet<u32>,
     eos: Option<u32>,
@@ -108,9 +113,8 @@ impl BpeTokenizer {
         // `get_vocab_size(true)` would build the same map again.
         let vocab_size = vocab.len().max(bytes.ends.len());
         Ok(Self {
-            engine: Engine::ByteLevel(Box::new(inner)),
+            engine: Engine::ByteLevel(Box::new(inner), bytes),
             vocab_size,
-            bytes,
             special,
             eos,
             bos_to_add: None,
@@ -121,18 +125,15 @@ impl BpeTokenizer {
 
     /// A SentencePiece vocabulary; `attrs` by id say which tokens are shown
     /// by name and how the others are spelled.
-    pub fn from_sentencepiece(spm: SentencePiece, attrs: &[TokenAttr]) -> Result<Self> {
-        let table = spm.table();
-        let bytes = TokenBytes::from_entries(table.len(), |id| {
-            let attr = attrs.get(id as usize).copied().unwrap_or_default();
-            sentencepiece_bytes(table.piece(id), attr)
-        })?;
-        let special = (0..table.len() as u32).filter(|&id| attrs[id as usize].is_special()).collect();
-        let vocab_size = table.len().max(bytes.ends.len());
+    pub fn from_sentencepiece(spm: SentencePiece, attrs: Vec<TokenAttr>) -> Result<Self> {
+        let n = spm.table().len();
+        if attrs.len() != n {
+            bail!("a SentencePiece vocabulary of {n} pieces needs as many token types, not {}", attrs.len());
+        }
+        let special = (0..n as u32).filter(|&id| attrs[id as usize].is_special()).collect();
         Ok(Self {
-            engine: Engine::SentencePiece(spm),
-            vocab_size,
-            bytes,
+            engine: Engine::SentencePiece(spm, attrs),
+            vocab_size: n,
             special,
             eos: None,
             bos_to_add: None,
@@ -178,8 +179,8 @@ impl BpeTokenizer {
     /// The id of a token spelled exactly as in the vocabulary (e.g. `<|endoftext|>`).
     pub fn token_to_id(&self, piece: &str) -> Option<u32> {
         match &self.engine {
-            Engine::ByteLevel(inner) => inner.token_to_id(piece),
-            Engine::SentencePiece(spm) => spm.table().id(piece),
+            Engine::ByteLevel(inner, _) => inner.token_to_id(piece),
+            Engine::SentencePiece(spm, _) => spm.table().id(piece),
         }
     }
 
@@ -189,11 +190,21 @@ impl BpeTokenizer {
 
     /// Bytes the token table holds (its text and offsets), for the load report.
     pub fn table_bytes(&self) -> usize {
-        let engine = match &self.engine {
-            Engine::SentencePiece(spm) => spm.table().heap_bytes(),
-            Engine::ByteLevel(_) => 0,
-        };
-        self.bytes.data.capacity() + 4 * self.bytes.ends.capacity() + engine
+        match &self.engine {
+            Engine::SentencePiece(spm, attrs) => spm.table().heap_bytes() + attrs.capacity(),
+            Engine::ByteLevel(_, bytes) => bytes.data.capacity() + 4 * bytes.ends.capacity(),
+        }
+    }
+
+    /// The bytes a token stands for (empty for an id outside the vocabulary).
+    fn bytes_of(&self, id: u32) -> Cow<'_, [u8]> {
+        match &self.engine {
+            Engine::ByteLevel(_, bytes) => Cow::Borrowed(bytes.get(id)),
+            Engine::SentencePiece(spm, attrs) => match attrs.get(id as usize) {
+                Some(&attr) => sentencepiece_bytes(spm.table().piece(id), attr),
+                None => Cow::Borrowed(&[]),
+            },
+        }
     }
 }
 
@@ -241,15 +252,15 @@ fn piece_to_bytes(piece: &str, byte_level: bool) -> Vec<u8> {
 /// tokens shown): control, unknown and user-defined tokens as their text,
 /// normal ones with `▁` as a space, byte pieces as their byte, anything
 /// else (unused, undefined) as nothing.
-fn sentencepiece_bytes(piece: &str, attr: TokenAttr) -> Vec<u8> {
+fn sentencepiece_bytes(piece: &str, attr: TokenAttr) -> Cow<'_, [u8]> {
     if attr.any(TokenAttr::CONTROL.union(TokenAttr::UNKNOWN).union(TokenAttr::USER_DEFINED)) {
-        piece.as_bytes().to_vec()
+        Cow::Borrowed(piece.as_bytes())
     } else if attr.any(TokenAttr::NORMAL) {
-        piece.replace('▁', " ").into_bytes()
+        if piece.contains('▁') { Cow::Owned(piece.replace('▁', " ").into_bytes()) } else { Cow::Borrowed(piece.as_bytes()) }
     } else if attr.any(TokenAttr::BYTE) {
-        byte_piece(piece).map(|b| vec![b]).unwrap_or_default()
+        Cow::Owned(byte_piece(piece).map(|b| vec![b]).unwrap_or_default())
     } else {
-        Vec::new()
+        Cow::Borrowed(&[])
     }
 }
 
@@ -260,24 +271,24 @@ impl Tokenizer for BpeTokenizer {
 
     fn encode(&self, text: &str) -> Result<Vec<u32>> {
         match &self.engine {
-            Engine::ByteLevel(inner) => {
+            Engine::ByteLevel(inner, _) => {
                 let encoding =
                     inner.encode(text, false).map_err(|e| Error::new(format!("cannot tokenise the text: {e}")))?;
                 Ok(encoding.get_ids().to_vec())
             }
-            Engine::SentencePiece(spm) => spm.encode(text),
+            Engine::SentencePiece(spm, _) => spm.encode(text),
         }
     }
 
     fn token_bytes(&self, id: u32) -> Vec<u8> {
-        self.bytes.get(id).to_vec()
+        self.bytes_of(id).into_owned()
     }
 
     fn display(&self, id: u32) -> String {
         if self.special.contains(&id) {
-            String::from_utf8_lossy(self.bytes.get(id)).into_owned()
+            String::from_utf8_lossy(&self.bytes_of(id)).into_owned()
         } else {
-            display_bytes(self.bytes.get(id))
+            display_bytes(&self.bytes_of(id))
         }
     }
 

@@ -118,6 +118,10 @@ export class LocalPreviewer {
     return loadEngine(compiled).then((mod) => {
       if (generation !== this.generation) return;
       this.previewer = mod.Previewer.from_packed(vocab.bytes, vocab.ends);
+      // Copied into the previewer's memory: the arrays (Gemma 3: 6 MB) are
+      // let go now rather than whenever the collector next runs, as a
+      // transfer to length 0 detaches them and frees their bytes.
+      for (const a of [vocab.bytes, vocab.ends]) a.buffer.transfer?.(0);
       this.cold = true;
       if (this.waitingState) this.setState(this.waitingState);
     }).catch((err) => {

@@ -378,6 +378,8 @@ const method = (z) => [
     "process (a deterministic dump: after a garbage collection). Resident (VmHWM) is not the target's measure: it also counts about 120 MiB " +
     "of the browser's own library, ICU and font pages that every Chromium process maps and shares (the blank page's resident figure above is mostly those), so with " +
     "SmolLM2's 98 MB file kept as the weights and the engine's compiled code beside it, no page could hold it under 300 MB. " +
+    "A user's file (`--file=PATH`: SmolLM2's F16 copy, and its Q4_1 file as the F16 row's basis): the page opens on the tiny kv-demo model, " +
+    "the file is given to its \"Open a GGUF file…\" input, the prompt is typed and the 24 tokens are Step clicks, each a full paint. " +
     "Units: every memory figure is MiB (2^20 bytes: /proc's KiB over 1,024, Chrome's dumps' bytes over 2^20); file and module sizes are " +
     "MB (10^6 bytes); a target written in MB, or against a file's size, is converted to MiB before the comparison.",
   `- **llama.cpp** (\`pkg-scripts/bench-llamacpp GGUF --threads 1 --repeats ${z.llamaRepeats} --decode-prompt 64\`, llama-cpp-python built without AMX; ` +

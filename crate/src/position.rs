@@ -86,8 +86,9 @@ impl Position {
     /// The logits' buffer, emptied, for the next position's logits; this
     /// position is left without any. Filled in place of a new vector, it
     /// keeps a step from holding two vocabulary-sized logit vectors at once
-    /// (Gemma 3: 2 MB each, in a wasm memory that never shrinks). A buffer
-    /// still shared (a preview's result holding it) is left to its holder.
+    /// (Gemma 3: 2 MB each, in a wasm memory that never shrinks). Logits
+    /// something else still shares (a clone of the summary) are left to it,
+    /// and an empty buffer is given instead.
     pub fn take_logits_buffer(&mut self) -> Vec<f64> {
         let old = std::mem::replace(&mut self.summary, Err(Error::new(NO_LOGITS)));
         let mut buffer = match old {

@@ -3,7 +3,8 @@
 //!
 //! The raw logits are only read, never written: a stage that changes them
 //! works on its own copy, so the page can re-run the rules on the same
-//! logits at every slider move. What a move leaves unchanged comes from the position's `StageMemo`.
+//! logits at every slider move. What a move leaves unchanged comes from the
+//! position's `StageMemo`.
 
 use std::sync::Arc;
 

@@ -20,9 +20,9 @@ use crate::error::Result;
 #[derive(Clone, Debug)]
 pub(crate) struct Prefix {
     pub(crate) stages: Vec<Stage>,
-    /// The raw logits themselves until a modifier changes them; written
-    /// only through `z_mut` (copy on write: the memo keeps the prefix the
-    /// chain's walk then cuts).
+    /// The raw logits themselves until a modifier changes them. The memo
+    /// keeps the prefix that the chain's walk then cuts, so the walk writes
+    /// through `Arc::make_mut` (copy on write, `pipeline::drop_unkept`).
     pub(crate) z: Arc<Vec<f64>>,
     pub(crate) log_norm: f64,
     pub(crate) moved: usize,

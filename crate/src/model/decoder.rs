@@ -216,11 +216,8 @@ fn logits_rows(logits: Tensor<3>) -> Result<Vec<Vec<f32>>> {
     let flat = logits
         .try_into_vec_as::<f32>()
         .map_err(|e| Error::new(format!("reading logits back from the backend failed: {e:?}")))?;
-    if t == 1 {
-        // A decode step's one row is the whole vector: no copy of it.
-        return Ok(vec![flat]);
-    }
-    Ok((0..t).map(|i| flat[i * v..(i + 1) * v].to_vec()).collect())
+    // A decode step's one row is the whole vector: no copy of it.
+    Ok(if t == 1 { vec![flat] } else { (0..t).map(|i| flat[i * v..(i + 1) * v].to_vec()).collect() })
 }
 
 impl LanguageModel for DecoderLm {

@@ -34,7 +34,7 @@
 // JSON line, the last on stdout (with --json); readable lines go to stderr.
 
 import { startServer, launchBrowser, openPage, waitForReady, rendererMemory, watchRendererMemory, engineWorker } from "../tests/e2e/harness.mjs";
-import { intOption, option, say, emitJson } from "./bench-common.mjs";
+import { intOption, option, say, emitJson, timedSteps } from "./bench-common.mjs";
 import path from "node:path";
 
 const TOKENS = intOption("tokens", 1024, 25);
@@ -68,10 +68,8 @@ try {
     await page.waitForFunction((n) => Number(document.querySelector("#p-kv [data-slot=facts]")?.getAttribute("data-len")) >= n,
       TOKENS - STEPS, { timeout: 600000 });
     await waitForReady(page, 600000);
-    for (let i = 1; i <= STEPS; i++) {
-      await page.click("#btn-step");
-      await page.waitForFunction((n) => document.querySelectorAll("#p-output .tok[data-step]").length >= n, i, { timeout: 600000 });
-    }
+    const { stopped } = await timedSteps(page, STEPS);
+    if (stopped) throw new Error(`the ${STEPS} steps did not all come: ${stopped}`);
   } else {
     const query = `model=${MODEL}&prompt=${encodeURIComponent(prompt)}&steps=${STEPS}&temperature=0&nostop=1${threadsParam}`;
     await page.goto(new URL(`index.html?${query}`, server.url).href);

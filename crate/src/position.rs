@@ -75,7 +75,7 @@ impl Position {
         self.summary = Err(Error::new(NO_LOGITS));
         self.broken_logits = Vec::new();
         match checked.and_then(|()| rules::check_logits(&logits)) {
-            Ok(()) => self.summary = PositionSummary::new(logits),
+            Ok(()) => self.summary = Ok(PositionSummary::from_checked(logits)),
             Err(e) => {
                 self.summary = Err(e);
                 self.broken_logits = logits;
@@ -103,6 +103,14 @@ impl Position {
         match &self.summary {
             Ok(summary) => &summary.raw.logits,
             Err(_) => &self.broken_logits,
+        }
+    }
+
+    /// Token `id`'s rank among these logits: 1 = the highest, ties by lower id.
+    pub fn rank_of(&self, id: usize) -> usize {
+        match &self.summary {
+            Ok(summary) => summary.rank_of(id),
+            Err(_) => rules::rank_of(&self.broken_logits, id),
         }
     }
 

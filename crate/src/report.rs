@@ -232,10 +232,28 @@ const TOP_KEPT: usize = 64;
 impl PositionSummary {
     /// Refuses logits no distribution can come from (NaN, +inf, all -inf, none).
     pub fn new(logits: Vec<f64>) -> Result<Self> {
-        let raw = RawDistribution::new(logits)?;
+        Ok(Self::measure(RawDistribution::new(logits)?))
+    }
+
+    /// `new`, for logits `rules::check_logits` has just accepted.
+    pub(crate) fn from_checked(logits: Vec<f64>) -> Self {
+        Self::measure(RawDistribution::from_checked(logits))
+    }
+
+    fn measure(raw: RawDistribution) -> Self {
         let curve = entropy_curve(&raw);
         let top = top_indices(&raw.logits, TOP_KEPT);
-        Ok(Self { raw, curve, top, memo: StageMemo::default() })
+        Self { raw, curve, top, memo: StageMemo::default() }
+    }
+
+    /// `rules::rank_of(logits, id)`: the row of the ranking made ahead when
+    /// `id` is in it (a drawn token nearly always is), else a pass over the
+    /// vocabulary.
+    pub fn rank_of(&self, id: usize) -> usize {
+        match self.top.iter().position(|&i| i == id) {
+            Some(row) => row + 1,
+            None => rules::rank_of(&self.raw.logits, id),
+        }
     }
 
     /// The raw distribution alone, the rest (the memo's stages) dropped.

@@ -97,7 +97,7 @@ fn pipeline_from(
 ) -> Result<Vec<Stage>> {
     let mut stages = vec![raw_dist.stage.clone()];
     stages.extend(prefix.stages.iter().cloned());
-    let mut walk = Walk { prefix, raw: raw_dist, tempered, history, s, inputs, synced: false };
+    let mut walk = Walk { prefix, raw: raw_dist, tempered, history, s, inputs, synced: false, owed: None };
     for &kind in rest {
         let previous = &stages[stages.len() - 1];
         let stage = walk.apply(kind, previous)?;
@@ -123,8 +123,13 @@ struct Walk<'a> {
     history: &'a [u32],
     s: &'a RuleSettings,
     inputs: &'a StepInputs,
-    /// `z` is -inf wherever the latest stage has probability 0.
+    /// `z` is -inf wherever the latest stage has probability 0 (once
+    /// `owed` is applied).
     synced: bool,
+    /// A stage's kept set whose -inf's `z` does not hold yet: they are
+    /// written just before a stage next reads `z`, so a chain whose later
+    /// stages are off (greedy and the defaults) never copies or writes it.
+    owed: Option<Arc<Vec<bool>>>,
 }
 
 impl Walk<'_> {
@@ -136,12 +141,14 @@ impl Walk<'_> {
         let spec = kind.spec();
         Ok(match spec.apply {
             Apply::Modifier(_) => {
+                self.pay_owed();
                 let stage = self.prefix.apply(kind, previous, &self.raw.probs, self.history, s, inputs)?;
                 self.synced &= Probs::same(&stage.probs, &previous.probs);
                 stage
             }
             Apply::Temperature => self.apply_temperature(previous, s.temperature),
             Apply::Cut(mask_of) if (spec.is_on)(s) => {
+                self.pay_owed();
                 let (raw, moved) = (self.raw, self.prefix.moved);
                 let raw_order = raw.order();
                 let support = previous.support();
@@ -151,7 +158,7 @@ impl Walk<'_> {
                 // Off: the stage before, renamed. Its underflowed tokens still
                 // get -inf (once), so a later temperature cannot revive them.
                 if !self.synced {
-                    drop_unkept(&mut self.prefix.z, &previous.kept);
+                    self.owed = Some(Arc::clone(&previous.kept));
                     self.synced = true;
                 }
                 previous.renamed(spec.name)
@@ -159,21 +166,29 @@ impl Walk<'_> {
         })
     }
 
+    /// Writes the -inf's an earlier stage left owed, before `z` is read.
+    fn pay_owed(&mut self) {
+        if let Some(kept) = self.owed.take() {
+            drop_unkept(&mut self.prefix.z, &kept);
+        }
+    }
+
     fn apply_temperature(&mut self, previous: &Stage, tau: f64) -> Stage {
         if tau == 1.0 {
             // Exactly the identity: reuse the numbers so HF and llama orders agree bit for bit.
             return previous.renamed("temperature");
         }
+        self.pay_owed();
         let p = &mut self.prefix;
         if tau == 0.0 {
-            let best = argmax(&p.z);
+            let best = if Arc::ptr_eq(&p.z, &self.raw.logits) { self.raw.argmax() } else { argmax(&p.z) };
             if p.z[best].is_finite() {
                 // Greedy: softmax(z / 0) is all the mass on the first argmax,
                 // made without the one-hot logits and their softmax (two
                 // vocabulary-sized vectors); the same stage and normaliser.
                 let stage = Stage::one_hot("temperature", p.z.len(), best, &self.raw.probs);
                 p.log_norm = p.z[best];
-                drop_unkept(&mut p.z, &stage.kept);
+                self.owed = Some(Arc::clone(&stage.kept));
                 self.synced = true;
                 return stage;
             }

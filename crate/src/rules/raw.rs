@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::probs::Probs;
 use super::ranking::{mask_of_ids, rank_descending};
-use super::softmax::softmax_parts;
+use super::softmax::{argmax, softmax_parts};
 use super::stage::Stage;
 use crate::error::Result;
 
@@ -31,6 +31,8 @@ pub struct RawDistribution {
     /// sort of Gemma 3's 262,144 tokens: about 5 ms of a step in wasm, and
     /// 1 MB more of memories that never shrink).
     order: OnceLock<Vec<u32>>,
+    /// `argmax(logits)`, found once for the greedy column and a greedy chain.
+    argmax: OnceLock<usize>,
     /// The "raw" stage: the distribution itself, all of it kept.
     pub stage: Stage,
 }
@@ -39,11 +41,18 @@ impl RawDistribution {
     /// Refuses logits no distribution can come from (empty, NaN, +inf, all -inf).
     pub fn new(logits: Vec<f64>) -> Result<Self> {
         check_logits(&logits)?;
+        Ok(Self::from_checked(logits))
+    }
+
+    /// `new`, for logits `check_logits` has just accepted (a step's: the
+    /// position checks them first, to keep broken ones; a second pass over
+    /// Gemma 3's 262,144 would find nothing more).
+    pub(crate) fn from_checked(logits: Vec<f64>) -> Self {
         let softmax = softmax_parts(&logits);
         let log_norm = softmax.log_norm;
         let stage = Stage::measured_against_itself("raw", softmax, &logits);
         let probs = stage.probs.clone();
-        Ok(Self { logits: Arc::new(logits), probs, log_norm, order: OnceLock::new(), stage })
+        Self { logits: Arc::new(logits), probs, log_norm, order: OnceLock::new(), argmax: OnceLock::new(), stage }
     }
 
     /// The logits' buffer back, to be filled with the next position's,
@@ -57,6 +66,11 @@ impl RawDistribution {
     /// sort, the same permutation as the comparison sort (`ranking`'s tests).
     pub fn order(&self) -> &[u32] {
         self.order.get_or_init(|| rank_descending(&self.probs))
+    }
+
+    /// The first index of the highest logit (`softmax::argmax`).
+    pub fn argmax(&self) -> usize {
+        *self.argmax.get_or_init(|| argmax(&self.logits))
     }
 
     /// How many tokens have probability > 0 (they come first in `order`).

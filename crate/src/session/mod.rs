@@ -290,7 +290,7 @@ impl Session {
             text: self.tokenizer.id_to_piece(drawn.id),
             display: self.tokenizer.display(drawn.id),
             prob: drawn.final_probs.get(id),
-            rank: rules::rank_of(self.position.logits(), id),
+            rank: self.position.rank_of(id),
             coin: drawn.coin,
             special: self.tokenizer.is_special(drawn.id),
         };

@@ -243,6 +243,7 @@ impl PositionSummary {
     fn measure(raw: RawDistribution) -> Self {
         let curve = entropy_curve(&raw);
         let top = top_indices(&raw.logits, TOP_KEPT);
+        raw.ranked_first(top[0]);
         Self { raw, curve, top, memo: StageMemo::default() }
     }
 

@@ -73,6 +73,14 @@ impl RawDistribution {
         *self.argmax.get_or_init(|| argmax(&self.logits))
     }
 
+    /// The first id of a ranking of these logits (`ranking::top_indices`:
+    /// the highest, ties by lower id), which is their argmax: `argmax()`
+    /// then needs no pass of its own.
+    pub(crate) fn ranked_first(&self, id: usize) {
+        debug_assert_eq!(id, argmax(&self.logits), "the ranking's first is the argmax");
+        let _ = self.argmax.set(id);
+    }
+
     /// How many tokens have probability > 0 (they come first in `order`).
     fn possible(&self) -> usize {
         self.stage.kept_count
@@ -164,6 +172,29 @@ mod tests {
                 _ => (rng.next_f64() * 8.0 - 4.0).round() / 2.0,
             })
             .collect()
+    }
+
+    #[test]
+    fn the_raw_stage_measures_as_the_definitions_do_bit_for_bit() {
+        use crate::rules::{entropy_nats_from_logits, softmax_parts};
+        let mut rng = Rng::new(5);
+        for trial in 0..100 {
+            let n = 1 + (rng.next_u64() % 3000) as usize;
+            let mut z = logits(&mut rng, n);
+            z[n / 2] = 0.0;
+            if trial % 3 == 0 {
+                z.iter_mut().for_each(|v| *v *= 40.0); // tokens that underflow to 0
+            }
+            let raw = RawDistribution::new(z.clone()).unwrap();
+            let sm = softmax_parts(&z);
+            let nats = entropy_nats_from_logits(&sm.probs, &z, sm.log_norm);
+            assert_eq!(raw.stage.entropy_nats.to_bits(), nats.to_bits(), "trial {trial}: entropy");
+            let kept: Vec<bool> = sm.probs.iter().map(|&p| p > 0.0).collect();
+            let mass: f64 = sm.probs.iter().filter(|&&p| p > 0.0).sum();
+            assert_eq!(*raw.stage.kept, kept, "trial {trial}: kept");
+            assert_eq!(raw.stage.kept_count, kept.iter().filter(|&&k| k).count(), "trial {trial}: count");
+            assert_eq!(raw.stage.kept_mass.to_bits(), (0.0 + mass).to_bits(), "trial {trial}: mass");
+        }
     }
 
     #[test]

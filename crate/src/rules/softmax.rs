@@ -40,7 +40,12 @@ pub struct Softmax {
 
 /// The softmax of `softmax`, with its normaliser.
 pub fn softmax_parts(logits: &[f64]) -> Softmax {
-    let max = max_value(logits);
+    // The max and the finite logits' count in one pass (it vectorises).
+    let (mut max, mut finite) = (f64::NEG_INFINITY, 0usize);
+    for &z in logits {
+        max = if z > max { z } else { max };
+        finite += (z > f64::NEG_INFINITY) as usize;
+    }
     if max == f64::NEG_INFINITY {
         return Softmax { probs: vec![0.0; logits.len()], log_norm: f64::NEG_INFINITY };
     }
@@ -54,7 +59,6 @@ pub fn softmax_parts(logits: &[f64]) -> Softmax {
     }
     // Subtracting the max keeps every exponent <= 0: no overflow at tau = 1e-100.
     // Normalised in place: one allocation per softmax.
-    let finite = logits.iter().filter(|&&z| z > f64::NEG_INFINITY).count();
     let mut probs: Vec<f64> = if finite * 8 < logits.len() {
         // Mostly -inf (greedy's one-hot logits, a heavy truncation): only the
         // finite ones need an exponential. The others are exactly 0 either

@@ -76,8 +76,25 @@ impl Stage {
     /// mass measured against itself.
     pub(crate) fn measured_against_itself(name: &str, softmax: Softmax, logits: &[f64]) -> Self {
         let Softmax { probs, log_norm } = softmax;
-        let nats = entropy_nats_from_logits(&probs, logits, log_norm);
-        let (kept, kept_count, kept_mass) = kept_set(&probs, &probs);
+        if !log_norm.is_finite() {
+            let nats = entropy_nats_from_logits(&probs, logits, log_norm);
+            let (kept, kept_count, kept_mass) = kept_set(&probs, &probs);
+            return Self::assemble(name, Self::held(probs, &kept, kept_count), kept, kept_count, kept_mass, nats);
+        }
+        // `entropy_nats_from_logits` and `kept_set` in one pass over a
+        // vocabulary (Gemma 3: one of 262,144 fewer per step): the same
+        // terms in the same order, so the same bits. Adding -0.0 for a
+        // dropped token leaves any sum as it is.
+        let mut kept = Vec::with_capacity(probs.len());
+        let (mut kept_count, mut kept_mass, mut h) = (0, 0.0, -0.0);
+        for (&p, &z) in probs.iter().zip(logits) {
+            let k = p > 0.0;
+            kept.push(k);
+            kept_count += k as usize;
+            kept_mass += if k { p } else { 0.0 };
+            h += if k { -p * (z - log_norm) } else { -0.0 };
+        }
+        let nats = if h > 0.0 { h } else { 0.0 };
         Self::assemble(name, Self::held(probs, &kept, kept_count), kept, kept_count, kept_mass, nats)
     }
 

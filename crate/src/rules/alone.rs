@@ -17,8 +17,8 @@ use super::temperature::Tempered;
 /// up when `inputs` has none), "mirostat" (at `inputs`' mu). A rule that is
 /// off keeps every token, at no cost (top-k, top-p and min-p are measured
 /// whatever their values, and off they keep every possible token). Each
-/// keeps at least `min_keep`. The columns come
-/// from `memo` when it holds them for the same values.
+/// keeps at least `min_keep`. The columns come from `memo` when it holds
+/// them for the same values.
 pub(crate) fn rules_alone(
     raw: &RawDistribution,
     tempered: &Option<Tempered>,

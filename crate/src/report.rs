@@ -230,17 +230,10 @@ pub struct PositionSummary {
 const TOP_KEPT: usize = 64;
 
 impl PositionSummary {
-    /// Refuses logits no distribution can come from (NaN, +inf, all -inf, none).
-    pub fn new(logits: Vec<f64>) -> Result<Self> {
-        Ok(Self::measure(RawDistribution::new(logits)?))
-    }
-
-    /// `new`, for logits `rules::check_logits` has just accepted.
+    /// The summary of logits `rules::check_logits` has just accepted (a
+    /// position checks them first, to keep broken ones).
     pub(crate) fn from_checked(logits: Vec<f64>) -> Self {
-        Self::measure(RawDistribution::from_checked(logits))
-    }
-
-    fn measure(raw: RawDistribution) -> Self {
+        let raw = RawDistribution::from_checked(logits);
         let curve = entropy_curve(&raw);
         let top = top_indices(&raw.logits, TOP_KEPT);
         raw.ranked_first(top[0]);

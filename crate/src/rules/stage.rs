@@ -76,25 +76,19 @@ impl Stage {
     /// mass measured against itself.
     pub(crate) fn measured_against_itself(name: &str, softmax: Softmax, logits: &[f64]) -> Self {
         let Softmax { probs, log_norm } = softmax;
-        if !log_norm.is_finite() {
-            let nats = entropy_nats_from_logits(&probs, logits, log_norm);
-            let (kept, kept_count, kept_mass) = kept_set(&probs, &probs);
-            return Self::assemble(name, Self::held(probs, &kept, kept_count), kept, kept_count, kept_mass, nats);
-        }
-        // `entropy_nats_from_logits` and `kept_set` in one pass over a
-        // vocabulary (Gemma 3: one of 262,144 fewer per step): the same
-        // terms in the same order, so the same bits. Adding -0.0 for a
-        // dropped token leaves any sum as it is.
-        let mut kept = Vec::with_capacity(probs.len());
-        let (mut kept_count, mut kept_mass, mut h) = (0, 0.0, -0.0);
-        for (&p, &z) in probs.iter().zip(logits) {
-            let k = p > 0.0;
-            kept.push(k);
-            kept_count += k as usize;
-            kept_mass += if k { p } else { 0.0 };
-            h += if k { -p * (z - log_norm) } else { -0.0 };
-        }
-        let nats = if h > 0.0 { h } else { 0.0 };
+        // The entropy summed in the kept set's own pass (Gemma 3: one pass
+        // of 262,144 fewer per step): `entropy_nats_from_logits`'s terms in
+        // its order, so its bits. Adding -0.0 for a dropped token leaves any
+        // sum as it is.
+        let mut h = -0.0;
+        let (kept, kept_count, kept_mass) = kept_set_and(&probs, &probs, |i, k| {
+            h += if k { -probs[i] * (logits[i] - log_norm) } else { -0.0 };
+        });
+        let nats = match log_norm.is_finite() {
+            true if h > 0.0 => h,
+            true => 0.0,
+            false => entropy_nats_from_logits(&probs, logits, log_norm),
+        };
         Self::assemble(name, Self::held(probs, &kept, kept_count), kept, kept_count, kept_mass, nats)
     }
 
@@ -225,13 +219,19 @@ impl Stage {
 /// bits as skipping it would (the sum starts at +0.0 and raw probabilities
 /// are not negative), and keeps the loop free of branches.
 fn kept_set(probs: &[f64], raw_probs: &[f64]) -> (Vec<bool>, usize, f64) {
+    kept_set_and(probs, raw_probs, |_, _| {})
+}
+
+/// `kept_set`, telling `each(i, kept)` of every token in the same pass.
+fn kept_set_and(probs: &[f64], raw_probs: &[f64], mut each: impl FnMut(usize, bool)) -> (Vec<bool>, usize, f64) {
     let mut kept = Vec::with_capacity(probs.len());
     let (mut kept_count, mut kept_mass) = (0, 0.0);
-    for (&p, &raw) in probs.iter().zip(raw_probs) {
+    for (i, (&p, &raw)) in probs.iter().zip(raw_probs).enumerate() {
         let k = p > 0.0;
         kept.push(k);
         kept_count += k as usize;
         kept_mass += if k { raw } else { 0.0 };
+        each(i, k);
     }
     (kept, kept_count, kept_mass)
 }

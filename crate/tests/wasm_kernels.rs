@@ -87,11 +87,13 @@ fn bound(f: BlockFormat, w: &[u8], k: usize, x: &[f32], m: usize, r: usize) -> f
 
 fn shapes(f: BlockFormat) -> Vec<(usize, usize, usize)> {
     // (k, n, rows): blocks per row not a multiple of 4 (1, 3, 5, 7, 18, 48
-    // of 32 values; 1–6 super-blocks), rows 1–5 and 17 (tiles of 4 and what is left).
+    // of 32 values; 1–6 super-blocks), rows 1–5 and 17 (tiles of 4 and what
+    // is left); one input row against 19 and 37 weight rows (its product
+    // takes them from 8 streams, the last short or empty).
     if f.is_k() {
-        vec![(256, 1, 1), (256, 3, 2), (512, 5, 3), (768, 4, 4), (1536, 3, 5), (512, 2, 17)]
+        vec![(256, 1, 1), (256, 3, 2), (512, 5, 3), (768, 4, 4), (1536, 3, 5), (512, 2, 17), (512, 19, 1), (256, 37, 1)]
     } else {
-        vec![(32, 1, 1), (96, 3, 2), (160, 5, 3), (224, 4, 4), (256, 7, 5), (576, 6, 17), (1536, 3, 2)]
+        vec![(32, 1, 1), (96, 3, 2), (160, 5, 3), (224, 4, 4), (256, 7, 5), (576, 6, 17), (1536, 3, 2), (96, 19, 1), (160, 37, 1)]
     }
 }
 

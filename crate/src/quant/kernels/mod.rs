@@ -172,13 +172,15 @@ fn lines_ahead(size: usize, at: usize, len: usize) -> core::iter::StepBy<core::o
 /// Reads one byte of each cache line of `lines_ahead`, so that those lines
 /// start coming from memory while the row at `at` is multiplied. wasm has
 /// no prefetch instruction, and without these reads a product whose weights
-/// come from memory (every decode step's) ran at a third of its speed from
-/// cache: its own loads, spread over the row's arithmetic, kept too few
-/// lines in flight. A cluster of plain reads keeps a row's lines in flight
-/// at once. Measured in Node on Q8_0 and Q5_0 rows of 640 values, 262,144
-/// rows: 42.8 -> 31.0 and 59.8 -> 28.3 ms; 4 to 16 rows ahead did about the
-/// same. The K-quants' kernels do more arithmetic per byte and did not gain
-/// (Q6_K lost), so only the 32-value formats' loop reads ahead.
+/// come from memory ran at a third of its speed from cache: its own loads,
+/// spread over the row's arithmetic, kept too few lines in flight. A
+/// cluster of plain reads keeps a row's lines in flight at once. Measured
+/// in Node on Q8_0 and Q5_0 rows of 640 values, 262,144 rows: 42.8 -> 31.0
+/// and 59.8 -> 28.3 ms; 4 to 16 rows ahead did about the same. The
+/// K-quants' kernels do more arithmetic per byte and did not gain (Q6_K
+/// lost), so only the 32-value formats' tiles of input rows read ahead; a
+/// single input row's product takes its rows from several streams instead
+/// (`wasm_simd::STREAMS`), which reading ahead only slowed.
 #[cfg_attr(not(all(target_arch = "wasm32", target_feature = "simd128")), allow(dead_code))]
 #[inline(always)]
 fn touch_ahead(bytes: &[u8], at: usize, len: usize) {

@@ -231,19 +231,6 @@ fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: u
     }
 }
 
-/// Weight rows a single input row (a decode step's product) reads at a time,
-/// each from its own part of the matrix.
-///
-/// A decode step's weights come from memory, and one row after another is
-/// one stream of reads: the processor's prefetcher ran it at about a third
-/// of what a plain read of the same bytes gets, with the arithmetic waiting
-/// on it. Interleaving rows from several far-apart places keeps that many
-/// streams in flight. Measured in Node on a Q8_0 matrix of 262,144 rows of
-/// 640 values (Gemma 3's output head): 31 ms one row after another (with or
-/// without reading ahead), 24.5 in 2 streams, 22.4 in 4, 20.9 in 6, 21.1 in
-/// 8, 22.1 in 16; the same product from cache takes 11 ms.
-const STREAMS: usize = 8;
-
 /// Every weight row against a single input row: the rows taken from
 /// `STREAMS` parts of the matrix in turn, each computed as `tile::<K, 1, _>`
 /// computes it (the same sums in the same order, so the same bits), but
@@ -260,26 +247,10 @@ unsafe fn rows_of_one<K: Kernel>(weights: &[u8], n: usize, blocks: usize, a: &Ac
         d: a.d.as_ptr(),
         f: if K::FORMAT.has_min() { a.s.as_ptr() as *const u8 } else { a.qsum.as_ptr() as *const u8 },
     };
-    for_each_row_in_streams(n, |r| {
+    super::for_each_row_in_streams(n, |r| {
         // SAFETY: row r < n lies inside `weights` (the caller's contract).
         out[r] = unsafe { one_row::<K>(weights.as_ptr().add(r * row_bytes), blocks, start, a) };
     });
-}
-
-/// Calls `f` on every row index below `n` once, taking them from `STREAMS`
-/// equal parts of 0..n in turn (only the last part may be shorter).
-#[inline(always)]
-fn for_each_row_in_streams(n: usize, mut f: impl FnMut(usize)) {
-    let per_stream = n.div_ceil(STREAMS);
-    for i in 0..per_stream {
-        for stream in 0..STREAMS {
-            let r = stream * per_stream + i;
-            if r >= n {
-                break;
-            }
-            f(r);
-        }
-    }
 }
 
 /// One weight row at `row` against the input row at `start`.
@@ -569,7 +540,7 @@ fn run_k<K: KKernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x
     let supers = k / SUPER;
     assert!(weights.len() >= n * row_bytes && a.q16.len() >= rows_x * a.stride * BLOCK && supers * 8 <= a.stride);
     if rows_x == 1 {
-        for_each_row_in_streams(n, |i| {
+        super::for_each_row_in_streams(n, |i| {
             let mut y = [0f32; TILE];
             // SAFETY: row i < n holds `supers` whole blocks; `a` holds one
             // row of `stride ≥ 8 · supers` blocks (asserted above).

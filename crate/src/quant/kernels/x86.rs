@@ -227,6 +227,16 @@ fn for_tiles(
     out: &mut [f32],
     mut tile: impl FnMut(*const u8, usize, usize, &mut [f32; TILE]),
 ) {
+    if rows_x == 1 {
+        // Several streams of rows, each still asked for ahead (`super::STREAMS`).
+        super::for_each_row_in_streams(n, |i| {
+            prefetch_ahead(weights, i * row_bytes, row_bytes);
+            let mut y = [0f32; TILE];
+            tile(weights[i * row_bytes..(i + 1) * row_bytes].as_ptr(), 0, 1, &mut y);
+            out[i] = y[0];
+        });
+        return;
+    }
     for band in super::weight_bands(n, row_bytes) {
         let mut r0 = 0;
         while r0 < rows_x {

@@ -231,61 +231,29 @@ fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: u
     }
 }
 
-/// Every weight row against a single input row: the rows taken from
-/// `STREAMS` parts of the matrix in turn, each computed as `tile::<K, 1, _>`
-/// computes it (the same sums in the same order, so the same bits), but
-/// inline: a call of `tile` per row made Gemma 3's step 1.5-2 ms slower in
-/// Chromium (51.3-51.5 against 49.1-49.9 ms, profiles of 32 steps).
+/// Every weight row against a single input row, the rows taken from
+/// `STREAMS` parts of the matrix in turn (`super::for_each_row_in_streams`),
+/// `tile`'s body inline: a call of `tile` per row made Gemma 3's step
+/// 1.5-2 ms slower in Chromium (51.3-51.5 against 49.1-49.9 ms, profiles of
+/// 32 steps).
 /// # Safety
 /// `weights` holds `n` rows of `blocks` blocks; `a` holds one row of at
 /// least `blocks` rounded up to 4.
 #[inline(never)]
 unsafe fn rows_of_one<K: Kernel>(weights: &[u8], n: usize, blocks: usize, a: &Activations, out: &mut [f32]) {
     let row_bytes = K::FORMAT.row_bytes(blocks * BLOCK);
-    let start = RowPtrs {
-        x: a.q16.as_ptr() as *const v128,
-        d: a.d.as_ptr(),
-        f: if K::FORMAT.has_min() { a.s.as_ptr() as *const u8 } else { a.qsum.as_ptr() as *const u8 },
-    };
     super::for_each_row_in_streams(n, |r| {
+        let mut y = [0f32; TILE];
         // SAFETY: row r < n lies inside `weights` (the caller's contract).
-        out[r] = unsafe { one_row::<K>(weights.as_ptr().add(r * row_bytes), blocks, start, a) };
+        unsafe {
+            let row = weights.as_ptr().add(r * row_bytes);
+            if tile_inline::<K, 1, false>(row, blocks, a, 0, &mut y) {
+                // An inf/NaN scale (a broken file): the row again, exactly.
+                tile::<K, 1, true>(row, blocks, a, 0, &mut y);
+            }
+        }
+        out[r] = y[0];
     });
-}
-
-/// One weight row at `row` against the input row at `start`.
-/// # Safety
-/// As `rows_of_one`, for this row.
-#[inline(always)]
-unsafe fn one_row<K: Kernel>(row: *const u8, blocks: usize, start: RowPtrs, a: &Activations) -> f32 {
-    let step = 4 * K::FORMAT.block_bytes();
-    let mut acc = [f32x4_splat(0.0)];
-    let mut special = i32x4_splat(0);
-    let mut p = [start];
-    let mut w = row;
-    // SAFETY: the row's blocks, and the activations' padded row.
-    unsafe {
-        for _ in 0..blocks / 4 {
-            group::<K, 1, false>(w, 4, &p, &mut acc, &mut special);
-            w = w.add(step);
-            let q = p[0];
-            p[0] = RowPtrs { x: q.x.add(16), d: q.d.add(4), f: q.f.add(16) };
-        }
-        if !blocks.is_multiple_of(4) {
-            group::<K, 1, false>(w, blocks % 4, &p, &mut acc, &mut special);
-        }
-    }
-    let v = acc[0];
-    let y = (f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v))
-        + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v));
-    if !v128_any_true(special) {
-        return y;
-    }
-    // An inf/NaN scale (a broken file): the row again, exactly.
-    let mut one = [0f32; TILE];
-    // SAFETY: as above.
-    unsafe { tile::<K, 1, true>(row, blocks, a, 0, &mut one) };
-    one[0]
 }
 
 /// Where one input row's quantised blocks are, advanced group by group.
@@ -307,6 +275,21 @@ struct RowPtrs {
 /// stride of at least `blocks` rounded up to 4.
 #[inline(never)]
 unsafe fn tile<K: Kernel, const R: usize, const EXACT: bool>(
+    row: *const u8,
+    blocks: usize,
+    a: &Activations,
+    r0: usize,
+    y: &mut [f32; TILE],
+) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { tile_inline::<K, R, EXACT>(row, blocks, a, r0, y) }
+}
+
+/// `tile`'s body, for callers that loop over rows themselves.
+/// # Safety
+/// As `tile`.
+#[inline(always)]
+unsafe fn tile_inline<K: Kernel, const R: usize, const EXACT: bool>(
     row: *const u8,
     blocks: usize,
     a: &Activations,

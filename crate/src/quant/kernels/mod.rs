@@ -20,7 +20,10 @@
 //! (`crate::threads`): each output value is computed as on one thread, so the
 //! results do not depend on the thread count. For several input rows (a
 //! prompt) the SIMD paths reuse each unpacked weight block across a tile of
-//! input rows, so the weights are not read once per row.
+//! input rows, so the weights are not read once per row; for a single input
+//! row (a decode step) they take the weight rows from several far-apart
+//! parts of the matrix in turn (`STREAMS`), so that many reads from memory
+//! are in flight.
 
 mod activations;
 pub mod attention;

@@ -177,10 +177,11 @@ fn weight_bands(n: usize, row_bytes: usize) -> impl Iterator<Item = std::ops::Ra
 /// read does), 28.5 and 70.4 without.
 const STREAMS: usize = 8;
 
-/// Calls `f` on every row index below `n` once, taking them from `STREAMS`
-/// equal parts of 0..n in turn (only the last part may be shorter).
+/// Sets every `out[r]` to `row(r)`, taking the rows from `STREAMS` equal
+/// parts of `out` in turn (only the last part may be shorter).
 #[inline(always)]
-pub(super) fn for_each_row_in_streams(n: usize, mut f: impl FnMut(usize)) {
+pub(super) fn fill_in_streams(out: &mut [f32], mut row: impl FnMut(usize) -> f32) {
+    let n = out.len();
     let per_stream = n.div_ceil(STREAMS);
     for i in 0..per_stream {
         for stream in 0..STREAMS {
@@ -188,7 +189,7 @@ pub(super) fn for_each_row_in_streams(n: usize, mut f: impl FnMut(usize)) {
             if r >= n {
                 break;
             }
-            f(r);
+            out[r] = row(r);
         }
     }
 }

@@ -188,7 +188,7 @@ fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: u
     if rows_x == 1 {
         // SAFETY: the rows hold `blocks` blocks each and `a` one row of
         // `stride` blocks, at least `blocks` rounded up to 4 (asserted above).
-        unsafe { rows_of_one::<K>(weights, n, blocks, a, &mut out[..n]) };
+        unsafe { rows_of_one::<K>(weights, blocks, a, &mut out[..n]) };
         return;
     }
     // A band of weight rows at a time (`super::weight_bands`).
@@ -232,19 +232,19 @@ fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: u
 }
 
 /// Every weight row against a single input row, the rows taken from
-/// `STREAMS` parts of the matrix in turn (`super::for_each_row_in_streams`),
+/// `STREAMS` parts of the matrix in turn (`super::fill_in_streams`),
 /// `tile`'s body inline: a call of `tile` per row made Gemma 3's step
 /// 1.5-2 ms slower in Chromium (51.3-51.5 against 49.1-49.9 ms, profiles of
 /// 32 steps).
 /// # Safety
-/// `weights` holds `n` rows of `blocks` blocks; `a` holds one row of at
-/// least `blocks` rounded up to 4.
+/// `weights` holds `out.len()` rows of `blocks` blocks; `a` holds one row
+/// of at least `blocks` rounded up to 4.
 #[inline(never)]
-unsafe fn rows_of_one<K: Kernel>(weights: &[u8], n: usize, blocks: usize, a: &Activations, out: &mut [f32]) {
+unsafe fn rows_of_one<K: Kernel>(weights: &[u8], blocks: usize, a: &Activations, out: &mut [f32]) {
     let row_bytes = K::FORMAT.row_bytes(blocks * BLOCK);
-    super::for_each_row_in_streams(n, |r| {
+    super::fill_in_streams(out, |r| {
         let mut y = [0f32; TILE];
-        // SAFETY: row r < n lies inside `weights` (the caller's contract).
+        // SAFETY: row r < out.len() lies inside `weights` (the caller's contract).
         unsafe {
             let row = weights.as_ptr().add(r * row_bytes);
             if tile_inline::<K, 1, false>(row, blocks, a, 0, &mut y) {
@@ -252,7 +252,7 @@ unsafe fn rows_of_one<K: Kernel>(weights: &[u8], n: usize, blocks: usize, a: &Ac
                 tile::<K, 1, true>(row, blocks, a, 0, &mut y);
             }
         }
-        out[r] = y[0];
+        y[0]
     });
 }
 
@@ -523,12 +523,12 @@ fn run_k<K: KKernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x
     let supers = k / SUPER;
     assert!(weights.len() >= n * row_bytes && a.q16.len() >= rows_x * a.stride * BLOCK && supers * 8 <= a.stride);
     if rows_x == 1 {
-        super::for_each_row_in_streams(n, |i| {
+        super::fill_in_streams(&mut out[..n], |i| {
             let mut y = [0f32; TILE];
             // SAFETY: row i < n holds `supers` whole blocks; `a` holds one
             // row of `stride ≥ 8 · supers` blocks (asserted above).
             unsafe { tile_k::<K, 1>(weights[i * row_bytes..].as_ptr(), supers, a, 0, &mut y) };
-            out[i] = y[0];
+            y[0]
         });
         return;
     }

@@ -229,11 +229,11 @@ fn for_tiles(
 ) {
     if rows_x == 1 {
         // Several streams of rows, each still asked for ahead (`super::STREAMS`).
-        super::for_each_row_in_streams(n, |i| {
+        super::fill_in_streams(&mut out[..n], |i| {
             prefetch_ahead(weights, i * row_bytes, row_bytes);
             let mut y = [0f32; TILE];
             tile(weights[i * row_bytes..(i + 1) * row_bytes].as_ptr(), 0, 1, &mut y);
-            out[i] = y[0];
+            y[0]
         });
         return;
     }

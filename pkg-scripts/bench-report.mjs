@@ -400,7 +400,7 @@ const method = (z) => [
     "between the playground (its default panels, greedy, no stop string: Reset, then a Run of that many tokens, timed on the page's clock from " +
     "the click to the last token shown, seen by a MutationObserver, so the timing itself draws no frames) and the same engine and model in a bare page (`Playground.start` on the same prompt, then that many `step` calls back " +
     "to back); the figure is the ratio of the median tokens/s, after one warm-up of each.",
-  `- **Answers while the engine works** (\`node pkg-scripts/bench-page-busy.mjs smollm2-135m --threads=1,N --moves=${z.busyMoves ?? 40} --steps=${z.busySteps ?? 10} --json\`): ` +
+  `- **Answers while the engine works** (\`node pkg-scripts/bench-page-busy.mjs smollm2-135m --threads=1,N --moves=${z.busyMoves ?? 120} --steps=${z.busySteps ?? 10} --json\`): ` +
     "a playground page per thread count, with the slider figures' rules on, no stop string and the end token banned; a Run is started and, once " +
     "it shows a few tokens, the temperature slider is moved by key presses one at a time, after pauses of 23 to 89 ms (so the moves land anywhere " +
     "in a token's time), each timed as in the slider figures; then the Run is stopped and Step clicked, each timed click → token shown.",

@@ -69,7 +69,7 @@ const CORES = os.availableParallelism?.() ?? os.cpus().length;
 /** How much of each measure: a full run, or --quick. */
 const SIZE = quick
   ? { nativeRepeats: 2, wasmRepeats: 1, llamaRepeats: 2, moves: 30, smolMoves: 20, pageLoads: 1, steps: 3, loadRuns: 2, smolLoadRuns: 1, memoryLoads: 1, insideTokens: 12, insideRounds: 1, runTokens: 16, runRounds: 1, busyMoves: 10, busySteps: 3 }
-  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5, insideTokens: 32, insideRounds: 2, runTokens: 64, runRounds: 5, busyMoves: 40, busySteps: 10 };
+  : { nativeRepeats: 5, wasmRepeats: 3, llamaRepeats: 5, moves: 200, smolMoves: 100, pageLoads: 3, steps: 10, loadRuns: 5, smolLoadRuns: 3, memoryLoads: 5, insideTokens: 32, insideRounds: 2, runTokens: 64, runRounds: 5, busyMoves: 120, busySteps: 10 };
 
 /** The page's catalogue (www/models/index.json): a GGUF entry is a real model, with its file. */
 const catalogue = JSON.parse(readFileSync(path.join(ROOT, "www/models/index.json"), "utf8")).models;

@@ -206,6 +206,64 @@ test("on an isolated page, threads=2 reads 2 threads and steps (SmolLM2)", async
     await page.close();
   });
 
+test("while the page answers an input its engine's helpers take no band, until that frame is painted; the tokens are the same (SmolLM2, 2 threads)", async (t) => {
+  if (!needSmollm2(t)) return;
+  const { page, problems } = await openThreads("?model=smollm2-135m&threads=2&temperature=0&nostop=1&tour=0");
+  if ((await cores(page)) < 2) { t.skip("this device has one core: threads=2 is not a choice here"); await page.close(); return; }
+  assert.equal(await readout(page), "2 threads");
+  const worker = engineWorker(page);
+  const helperTasks = () => worker.evaluate(async () => (await import(new URL("../pkg/nexttoken.js", self.location.href).href)).thread_helper_tasks());
+  /** @param {boolean | null} on set the pause (null: leave it) and read it back */
+  const pause = (on) => page.evaluate(async (on) => {
+    const { pauseHelpers, helpersPaused } = await import("./worker/engine-worker.js");
+    const { client } = await import("./engine/link.js");
+    if (on !== null) pauseHelpers(client.worker, on);
+    return helpersPaused(client.worker);
+  }, on);
+  // The button's own click (no pointer or key event, which would end a pause
+  // at its frame), one step at a time: a helper paused for 200 ms takes
+  // bands again, in case the page never ends its pause.
+  const step = async (n) => {
+    for (let i = 0; i < n; i++) {
+      const k = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
+      await page.evaluate(() => /** @type {HTMLButtonElement} */ (document.querySelector("#btn-step")).click());
+      await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length === k + 1, k);
+    }
+    return page.evaluate(() => [...document.querySelectorAll("#p-output .tok")].map((e) => e.textContent));
+  };
+
+  // An input sets the pause in its own task; the next painted frame ends it.
+  const during = await page.evaluate(async () => {
+    const { helpersPaused } = await import("./worker/engine-worker.js");
+    const { client } = await import("./engine/link.js");
+    document.querySelector("#prompt").dispatchEvent(new KeyboardEvent("keydown", { key: "Shift", bubbles: true }));
+    const inTask = helpersPaused(client.worker);
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    await new Promise((r) => setTimeout(r, 0));
+    return { inTask, after: helpersPaused(client.worker) };
+  });
+  assert.deepEqual(during, { inTask: true, after: false }, "paused in the input's task, free once its frame is painted");
+
+  // Held paused: the engine's own thread takes every band.
+  const paused = [];
+  let before = 0;
+  for (let i = 0; i < 3; i++) {
+    assert.equal(await pause(true), true);
+    before = await helperTasks();
+    paused.splice(0, Infinity, ...await step(1));
+    assert.equal(await helperTasks(), before, `no band went to a helper while paused (step ${i + 1})`);
+    assert.equal(await pause(false), false);
+  }
+  await page.click("#btn-reset");
+  await page.waitForFunction(() => document.querySelectorAll("#p-output .tok").length === 0);
+  await waitForReady(page);
+  const free = await step(3);
+  assert.ok(await helperTasks() > before, "the helpers take bands again");
+  assert.deepEqual(paused, free, "the same greedy tokens with the helpers paused and not");
+  assert.deepEqual(problems(), []);
+  await page.close();
+});
+
 test("a panic in a helper thread's band restarts the engine instead of leaving it waiting, and the new one has its helpers (SmolLM2)", async (t) => {
   if (!needSmollm2(t)) return;
   const { page, errors } = await openPage(browser, "about:blank");

@@ -9,7 +9,12 @@
 // started from the page's thread never froze in 80 pages). The engine's
 // worker says how many helpers it wants (`start_helpers`, with its compiled
 // module and shared memory) and counts them in the pool itself; a helper that
-// fails is reported back to it (`helper_failed`).
+// fails is reported back to it (`helper_failed`). The same message names the
+// word in that memory through which the page's thread asks the helpers to
+// stand aside while it answers an input (`pauseHelpers`).
+
+/** @type {WeakMap<Worker, Int32Array>} each engine worker's pause word, once it has helpers */
+const pauseWords = new WeakMap();
 
 /**
  * Start the engine's worker. Its `terminate` also ends its helpers: they share
@@ -23,6 +28,7 @@ export function startEngineWorker(url = new URL("./worker.js", import.meta.url))
   const helpers = [];
   worker.addEventListener("message", ({ data }) => {
     if (data?.type !== "start_helpers") return;
+    if (data.pause > 0 && data.memory.buffer instanceof SharedArrayBuffer) pauseWords.set(worker, new Int32Array(data.memory.buffer, data.pause, 1));
     while (helpers.length < data.count) helpers.push(startHelper(worker, helpers.length + 1, data.module, data.memory));
   });
   const terminate = worker.terminate.bind(worker);
@@ -31,6 +37,28 @@ export function startEngineWorker(url = new URL("./worker.js", import.meta.url))
     terminate();
   };
   return worker;
+}
+
+/**
+ * Ask the helpers of an engine worker to take no new band (`on`), or to take
+ * bands again; a worker without helpers has nothing to pause.
+ * @param {Worker | null} worker
+ * @param {boolean} on
+ */
+export function pauseHelpers(worker, on) {
+  const word = worker && pauseWords.get(worker);
+  if (!word) return;
+  Atomics.store(word, 0, on ? 1 : 0);
+  if (!on) Atomics.notify(word, 0);
+}
+
+/**
+ * Whether an engine worker's helpers are asked to stand aside now.
+ * @param {Worker | null} worker
+ */
+export function helpersPaused(worker) {
+  const word = worker && pauseWords.get(worker);
+  return word ? Atomics.load(word, 0) !== 0 : false;
 }
 
 /**

@@ -9,7 +9,7 @@
 // (pkg-scripts/build); without either the engine runs on this worker alone,
 // exactly as a single-thread build, and the reply says why.
 
-import { max_threads, set_threads, threads_supported, thread_helpers, thread_helper_tasks } from "../pkg/nexttoken.js";
+import { max_threads, set_threads, threads_supported, thread_helpers, thread_helper_tasks, thread_pause_word } from "../pkg/nexttoken.js";
 import { autoThreads, NOT_ISOLATED } from "./thread-count.js";
 
 /** How long the helpers asked for may take to enter the pool before they count as failed. */
@@ -75,7 +75,7 @@ export async function useThreads(want, module, memory) {
  */
 async function startHelpers(count, module, memory) {
   if (helpersAsked < count) {
-    self.postMessage({ type: "start_helpers", count, module, memory });
+    self.postMessage({ type: "start_helpers", count, module, memory, pause: thread_pause_word() });
     helpersAsked = count;
   }
   const deadline = performance.now() + HELPER_START_MS;

@@ -45,6 +45,15 @@ static HELPER_TASKS: AtomicU32 = AtomicU32::new(0);
 static STOPPED_HELPER: AtomicU32 = AtomicU32::new(0);
 /// For tests: the next band a helper claims panics, as a bug in a kernel would.
 static FAULT_NEXT_HELPER_TASK: AtomicBool = AtomicBool::new(false);
+/// Non-zero while the page's thread answers an input (a slider moved, a key
+/// pressed) and until that answer is painted: helpers claim no task then and
+/// sleep on this word, so the page's thread, its compositor and raster
+/// threads have a core even where the pool has taken every core. The leader
+/// takes the tasks the helpers leave; the values are the same (a band is
+/// computed the same way by whichever thread claims it). The page's thread
+/// writes it through the shared memory (`pause_word`) and wakes the
+/// sleepers when it clears it.
+static PAGE_ANSWERS: AtomicU32 = AtomicU32::new(0);
 /// Helpers asleep on GENERATION, and whether the leader sleeps on FINISHED.
 static SLEEPING_HELPERS: AtomicU32 = AtomicU32::new(0);
 static LEADER_SLEEPS: AtomicBool = AtomicBool::new(false);
@@ -89,6 +98,27 @@ pub fn helper_stopped(id: u32) {
 pub fn fault_next_helper_task() {
     FAULT_NEXT_HELPER_TASK.store(true, SeqCst);
 }
+
+/// The byte address of `PAGE_ANSWERS` in the engine's memory, for the page.
+pub fn pause_word() -> usize {
+    PAGE_ANSWERS.as_ptr() as usize
+}
+
+/// Sleep while the page's thread answers an input. The timeout bounds a
+/// pause the page failed to end (its tab hidden mid-frame, say): the page
+/// clears the word itself within a frame or two.
+fn wait_while_page_answers() {
+    let mut naps = 0;
+    while PAGE_ANSWERS.load(SeqCst) != 0 && naps < MAX_PAUSE_NAPS {
+        unsafe { memory_atomic_wait32(PAGE_ANSWERS.as_ptr() as *mut i32, 1, PAUSE_NAP_NS) };
+        naps += 1;
+    }
+}
+
+/// A paused helper naps this long at a time, at most `MAX_PAUSE_NAPS` times
+/// in a row (200 ms in all) before it takes tasks again regardless.
+const PAUSE_NAP_NS: i64 = 10_000_000;
+const MAX_PAUSE_NAPS: u32 = 20;
 
 fn pack(generation: u32, tasks: u32, next: u32) -> u64 {
     ((generation as u64) << 32) | ((tasks as u64) << 16) | next as u64
@@ -176,6 +206,11 @@ pub fn helper_loop(id: u32) -> ! {
             if now != seen && id < THREADS.load(SeqCst) {
                 break now;
             }
+            if PAGE_ANSWERS.load(SeqCst) != 0 {
+                // Spinning would hold the core the page needs.
+                wait_while_page_answers();
+                continue;
+            }
             if spins < HELPER_SPINS && id < THREADS.load(SeqCst) {
                 spins += 1;
                 core::hint::spin_loop();
@@ -191,6 +226,7 @@ pub fn helper_loop(id: u32) -> ! {
             spins = HELPER_SPINS;
         };
         seen = generation;
+        wait_while_page_answers();
         while let Some((i, tasks)) = claim(generation) {
             if FAULT_NEXT_HELPER_TASK.swap(false, SeqCst) {
                 panic!("a fault injected into helper {id}'s band {i} (a test)");

@@ -51,6 +51,17 @@ pub fn thread_helper_tasks() -> u32 {
     0
 }
 
+/// The byte address, in the engine's shared memory, of the word the page's
+/// thread sets while it answers an input (helpers take no task then: see
+/// `wasm_pool`'s `PAGE_ANSWERS`); 0 in a build without threads.
+#[wasm_bindgen]
+pub fn thread_pause_word() -> u32 {
+    #[cfg(target_feature = "atomics")]
+    return crate::threads::wasm_pool::pause_word() as u32;
+    #[cfg(not(target_feature = "atomics"))]
+    0
+}
+
 /// A helper worker's body, called once the worker instantiated the engine
 /// on the shared memory: it takes part in every split from then on and
 /// never returns. `id` counts from 1.

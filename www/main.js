@@ -40,7 +40,7 @@ import { wireConfigIo } from "./controls/config-io.js";
 import { wireThreads } from "./controls/threads.js";
 import { wireCompare } from "./controls/compare.js";
 import { isolate } from "./isolation.js";
-import { pauseHelpersOnInput } from "./engine/input-pause.js";
+import { wireStandAside } from "./engine/stand-aside.js";
 
 // The benchmarks' bookkeeping, only when they ask for it (before anything it times).
 if (new URLSearchParams(location.search).get("bench") === "1") await import("./bench/bench.js");
@@ -53,7 +53,7 @@ async function boot() {
   for (const p of parsed.problems) say(p, "error");
   wireControls();
   wireThreads();
-  pauseHelpersOnInput(() => client.worker);
+  wireStandAside(() => client.worker);
   wireConfigIo();
   wireGeneration();
   wireEmbedCode();

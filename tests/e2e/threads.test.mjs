@@ -12,6 +12,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
+import os from "node:os";
 import {
   startSuite, stopSuite, startServer, openPage, waitForReady, waitForView, recordWorkerMessages,
   needSmollm2, forgiveAbsentIndex, screenshot, ARTIFACTS_DIR, engineWorker, nextEngineWorker, serveEngineThatPanicsOnce,
@@ -206,11 +207,13 @@ test("on an isolated page, threads=2 reads 2 threads and steps (SmolLM2)", async
     await page.close();
   });
 
-test("while the page answers an input its engine's helpers take no band, until that frame is painted; the tokens are the same (SmolLM2, 2 threads)", async (t) => {
+test("where the engine's threads take every core, its helpers take no band while the page answers an input or paints, until that frame is painted; the tokens are the same (SmolLM2)", async (t) => {
   if (!needSmollm2(t)) return;
-  const { page, problems } = await openThreads("?model=smollm2-135m&threads=2&temperature=0&nostop=1&tour=0");
-  if ((await cores(page)) < 2) { t.skip("this device has one core: threads=2 is not a choice here"); await page.close(); return; }
-  assert.equal(await readout(page), "2 threads");
+  const cpus = os.availableParallelism();
+  if (cpus < 2 || cpus > 16) { t.skip(`${cpus} cores: the engine cannot take every core with helpers here`); return; }
+  const { page, problems } = await openThreads(`?model=smollm2-135m&threads=${cpus}&temperature=0&nostop=1&tour=0`);
+  assert.equal(await cores(page), cpus);
+  assert.equal(await readout(page), `${cpus} threads`);
   const worker = engineWorker(page);
   const helperTasks = () => worker.evaluate(async () => (await import(new URL("../pkg/nexttoken.js", self.location.href).href)).thread_helper_tasks());
   /** @param {boolean | null} on set the pause (null: leave it) and read it back */
@@ -232,17 +235,22 @@ test("while the page answers an input its engine's helpers take no band, until t
     return page.evaluate(() => [...document.querySelectorAll("#p-output .tok")].map((e) => e.textContent));
   };
 
-  // An input sets the pause in its own task; the next painted frame ends it.
-  const during = await page.evaluate(async () => {
-    const { helpersPaused } = await import("./worker/engine-worker.js");
-    const { client } = await import("./engine/link.js");
-    document.querySelector("#prompt").dispatchEvent(new KeyboardEvent("keydown", { key: "Shift", bubbles: true }));
-    const inTask = helpersPaused(client.worker);
-    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-    await new Promise((r) => setTimeout(r, 0));
-    return { inTask, after: helpersPaused(client.worker) };
-  });
-  assert.deepEqual(during, { inTask: true, after: false }, "paused in the input's task, free once its frame is painted");
+  // An input, and a paint of the panels, set the pause in their own task;
+  // the next painted frame ends it.
+  for (const what of ["input", "paint"]) {
+    const seen = await page.evaluate(async (what) => {
+      const { helpersPaused } = await import("./worker/engine-worker.js");
+      const { client } = await import("./engine/link.js");
+      const before = helpersPaused(client.worker);
+      if (what === "input") document.querySelector("#prompt").dispatchEvent(new KeyboardEvent("keydown", { key: "Shift", bubbles: true }));
+      else (await import("./panels/frame.js")).renderAll();
+      const inTask = helpersPaused(client.worker);
+      await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      await new Promise((r) => setTimeout(r, 0));
+      return { before, inTask, after: helpersPaused(client.worker) };
+    }, what);
+    assert.deepEqual(seen, { before: false, inTask: true, after: false }, `${what}: paused in its task, free once its frame is painted`);
+  }
 
   // Held paused: the engine's own thread takes every band.
   const paused = [];

@@ -46,9 +46,9 @@ static STOPPED_HELPER: AtomicU32 = AtomicU32::new(0);
 /// For tests: the next band a helper claims panics, as a bug in a kernel would.
 static FAULT_NEXT_HELPER_TASK: AtomicBool = AtomicBool::new(false);
 /// Non-zero while the page's thread answers an input (a slider moved, a key
-/// pressed) and until that answer is painted: helpers claim no task then and
-/// sleep on this word, so the page's thread, its compositor and raster
-/// threads have a core even where the pool has taken every core. The leader
+/// pressed) or paints its panels, until that frame is painted, where the
+/// pool has taken every core: helpers claim no task then and sleep on this
+/// word, so the page's thread, its compositor and raster threads have a core. The leader
 /// takes the tasks the helpers leave; the values are the same (a band is
 /// computed the same way by whichever thread claims it). The page's thread
 /// writes it through the shared memory (`pause_word`) and wakes the

@@ -52,7 +52,7 @@ pub fn thread_helper_tasks() -> u32 {
 }
 
 /// The byte address, in the engine's shared memory, of the word the page's
-/// thread sets while it answers an input (helpers take no task then: see
+/// thread sets while it answers an input or paints (helpers take no task then: see
 /// `wasm_pool`'s `PAGE_ANSWERS`); 0 in a build without threads.
 #[wasm_bindgen]
 pub fn thread_pause_word() -> u32 {

@@ -11,7 +11,7 @@
 // module and shared memory) and counts them in the pool itself; a helper that
 // fails is reported back to it (`helper_failed`). The same message names the
 // word in that memory through which the page's thread asks the helpers to
-// stand aside while it answers an input (`pauseHelpers`).
+// stand aside while it answers an input or paints (`pauseHelpers`).
 
 /** @type {WeakMap<Worker, Int32Array>} each engine worker's pause word, once it has helpers */
 const pauseWords = new WeakMap();

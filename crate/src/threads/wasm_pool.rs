@@ -48,11 +48,11 @@ static FAULT_NEXT_HELPER_TASK: AtomicBool = AtomicBool::new(false);
 /// Non-zero while the page's thread answers an input (a slider moved, a key
 /// pressed) or paints its panels, until that frame is painted, where the
 /// pool has taken every core: helpers claim no task then and sleep on this
-/// word, so the page's thread, its compositor and raster threads have a core. The leader
-/// takes the tasks the helpers leave; the values are the same (a band is
-/// computed the same way by whichever thread claims it). The page's thread
-/// writes it through the shared memory (`pause_word`) and wakes the
-/// sleepers when it clears it.
+/// word, so the page's thread, its compositor and raster threads have a
+/// core. The leader takes the tasks the helpers leave; the values are the
+/// same (a band is computed the same way by whichever thread claims it).
+/// The page's thread writes it through the shared memory (`pause_word`) and
+/// wakes the sleepers when it clears it.
 static PAGE_ANSWERS: AtomicU32 = AtomicU32::new(0);
 /// Helpers asleep on GENERATION, and whether the leader sleeps on FINISHED.
 static SLEEPING_HELPERS: AtomicU32 = AtomicU32::new(0);
@@ -104,7 +104,7 @@ pub fn pause_word() -> usize {
     PAGE_ANSWERS.as_ptr() as usize
 }
 
-/// Sleep while the page's thread answers an input. The timeout bounds a
+/// Sleep while the page's thread answers an input or paints. The timeout bounds a
 /// pause the page failed to end (its tab hidden mid-frame, say): the page
 /// clears the word itself within a frame or two.
 fn wait_while_page_answers() {

@@ -178,6 +178,30 @@ test("panels=…,inside on bard: every attention row sums to 1, the last lens la
   await page.close();
 });
 
+test("an inside reply that a step's report overtook is dropped: the panel keeps the step's own inside", async () => {
+  const { page, errors } = await open("model=bard&seed=3&panels=output,dist,inside");
+  await insideShown(page);
+  // A Step sent, then an inside request for the position then pending (the
+  // panels show no drawn token yet, so syncInside asks the worker at once):
+  // the worker answers the step first, and the inside reply describes the
+  // position after it, which the panels do not show.
+  const r = await page.evaluate(async () => {
+    const gen = await import("./engine/generation.js");
+    const { view } = await import("./state/store.js");
+    const step = gen.doStep();
+    const sync = gen.syncInside();
+    await Promise.all([step, sync]);
+    return { chosen: view.chosen?.id ?? null, inside: view.inside && { token_is_chosen: view.inside.token_is_chosen, token: view.inside.token?.id, query: view.inside.query },
+      reportInside: view.report.inside && { query: view.report.inside.query }, same: view.inside === view.report.inside };
+  });
+  assert.notEqual(r.chosen, null, "the step drew a token");
+  assert.equal(r.inside?.token_is_chosen, true, `the inside shown follows the drawn token: ${JSON.stringify(r)}`);
+  assert.equal(r.inside.token, r.chosen);
+  assert.ok(r.same, "the inside shown is the step report's own");
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test("a Run reads the lens a few times a second and on its last step; the panel keeps the last lens meanwhile", async () => {
   const { page, errors } = await open("model=bard&seed=1&nostop=1&max_new=48&panels=output,dist,inside");
   await insideShown(page);

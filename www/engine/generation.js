@@ -298,12 +298,21 @@ export async function syncInside() {
   if (!on) store.takeInside(null);
   if (!view.ready) return; // the load's own request tells the worker (model-load.js)
   if (on && view.chosen && view.report) { await doPreview(); return; } // showPreview calls back
+  // The reply is the inside of the position pending when the worker reads
+  // the request. A report that comes in meanwhile (a Step sent before this
+  // request, answered before it) moved the panels to a later position and
+  // carries that position's own inside: the reply is then stale.
+  const asked = view.report;
   try {
     const msg = await client.request("inside", { on });
     if (!msg.supported && on) say("This engine build has no inside report: rebuild www/pkg (pkg-scripts/build).", "error", "inside");
     else unsay("inside");
-    // Only while the panel is still open: a close in between wins.
-    if (insideWanted()) store.takeInside(msg.inside);
+    // Only while the panel is still open (a close in between wins) and the
+    // panels still show the position asked about.
+    if (insideWanted() && view.report === asked) store.takeInside(msg.inside);
+    // A report made while the panel was closed has none: ask again, for the
+    // position it shows.
+    else if (insideWanted() && !view.inside) { syncInside(); return; }
     scheduleRender();
   } catch (err) { sayEngineError(err); }
 }

@@ -20,6 +20,9 @@ const STOP_WORDS = {
   user: "stopped by you",
 };
 
+/** The token each output span shows, as last written. @type {WeakMap<Element, object>} */
+const paintedToken = new WeakMap();
+
 /**
  * Paint the text panel.
  * @param {HTMLElement} root the panel body
@@ -35,6 +38,11 @@ export function renderOutput(root, view) {
     makeEl("span", { class: "tok", tabindex: "0", role: "button", "data-action": "rewind" }));
   view.generated.forEach((tok, i) => {
     const el = spans[i];
+    // A drawn token never changes (a rewind or a new transcript brings new
+    // token objects): only the spans of new tokens are written, so a paint
+    // during a long run costs the same at its 2,000th token as at its 20th.
+    if (paintedToken.get(el) === tok) return;
+    paintedToken.set(el, tok);
     setText(el, tok.text);
     const { bg, fg } = colourForProb(tok.prob);
     if (el.style.backgroundColor !== bg) { el.style.backgroundColor = bg; el.style.color = fg; }

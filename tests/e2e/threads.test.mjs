@@ -272,6 +272,32 @@ test("where the engine's threads take every core, its helpers take no band while
   await page.close();
 });
 
+test("where the engine's threads take every core, a Run paints its panels at most ten times a second (SmolLM2)", async (t) => {
+  if (!needSmollm2(t)) return;
+  const cpus = os.availableParallelism();
+  if (cpus < 2 || cpus > 16) { t.skip(`${cpus} cores: the engine cannot take every core with helpers here`); return; }
+  const { page, problems } = await openThreads(`?model=smollm2-135m&threads=${cpus}&temperature=0&nostop=1&max_new=48&tour=0`);
+  assert.equal(await readout(page), `${cpus} threads`);
+  const { paints, ms, tokens } = await page.evaluate(async () => {
+    const { on } = await import("./state/events.js");
+    const { view } = await import("./state/store.js");
+    let paints = 0;
+    on("painted", (d) => { if (view.running && !d.preview) paints++; });
+    const t0 = performance.now();
+    /** @type {HTMLButtonElement} */ (document.querySelector("#btn-run")).click();
+    await new Promise((resolve) => {
+      const poll = () => (view.running || performance.now() - t0 < 50 ? setTimeout(poll, 5) : resolve(null));
+      poll();
+    });
+    return { paints, ms: performance.now() - t0, tokens: view.transcript.generated.length };
+  });
+  assert.equal(tokens, 48, "the Run made its tokens");
+  // One paint per 100 ms, and the Run's first and last come at once.
+  assert.ok(paints <= Math.ceil(ms / 100) + 2, `${paints} paints during a ${ms.toFixed(0)} ms Run of ${tokens} tokens`);
+  assert.deepEqual(problems(), []);
+  await page.close();
+});
+
 test("a panic in a helper thread's band restarts the engine instead of leaving it waiting, and the new one has its helpers (SmolLM2)", async (t) => {
   if (!needSmollm2(t)) return;
   const { page, errors } = await openPage(browser, "about:blank");

@@ -19,6 +19,7 @@
 
 import { pauseHelpers } from "../worker/engine-worker.js";
 import { view } from "../state/store.js";
+import { takesEveryCore } from "../state/threads.js";
 import { beforeEachPaint } from "../panels/frame.js";
 
 /** Inputs the page answers on its own thread. */
@@ -41,7 +42,7 @@ export function wireStandAside(currentWorker) {
     pauseHelpers(currentWorker(), false);
   };
   const hold = () => {
-    if ((view.threads?.threads ?? 1) < navigator.hardwareConcurrency) return;
+    if (!takesEveryCore(view.threads)) return;
     const which = ++latest;
     pauseHelpers(currentWorker(), true);
     // A task after the next frame: that frame is painted by then.

@@ -26,6 +26,18 @@ export function deviceCores() {
   return Number.isInteger(n) && n >= 1 ? n : 1;
 }
 
+/**
+ * Whether the engine's threads in force (view.threads, as its worker says)
+ * take every core of this device, so that the page's own work (its
+ * thread's scripts and layout, the browser's raster and compositing) comes
+ * out of the engine's time.
+ * @param {{ threads: number } | null | undefined} inForce
+ * @returns {boolean}
+ */
+export function takesEveryCore(inForce) {
+  return (inForce?.threads ?? 1) >= deviceCores();
+}
+
 /** @returns {number} the count "auto" stands for on this device */
 export function autoThreadCount() {
   return autoThreads(deviceCores());

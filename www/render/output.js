@@ -40,7 +40,8 @@ export function renderOutput(root, view) {
     const el = spans[i];
     // A drawn token never changes (a rewind or a new transcript brings new
     // token objects): only the spans of new tokens are written, so a paint
-    // during a long run costs the same at its 2,000th token as at its 20th.
+    // late in a long run looks up its older tokens instead of rebuilding
+    // every one's label.
     if (paintedToken.get(el) === tok) return;
     paintedToken.set(el, tok);
     setText(el, tok.text);

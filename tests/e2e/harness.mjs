@@ -184,7 +184,11 @@ export async function waitForReady(page, timeoutMs = 60000) {
  */
 export async function waitForView(page, predicate, arg, timeoutMs = 60000) {
   await page.evaluate(async () => { globalThis.__storeView = (await import("./state/store.js")).view; });
-  await page.waitForFunction(`(a) => (${predicate.toString()})(globalThis.__storeView, a)`, arg, { timeout: timeoutMs });
+  // A function, not a string: Playwright evaluates a string as an
+  // expression, and an arrow function's source is a function object, a
+  // truthy answer at once (so the wait never waited).
+  const poll = new Function("a", `return (${predicate.toString()})(globalThis.__storeView, a);`);
+  await page.waitForFunction(poll, arg, { timeout: timeoutMs });
 }
 
 /**

@@ -57,6 +57,19 @@ const sent = (page) => page.evaluate(() => window.__sent.slice());
 /** @param {import("playwright-core").Page} page @returns {Promise<number>} */
 const cores = (page) => page.evaluate(() => navigator.hardwareConcurrency);
 
+/**
+ * This machine's cores, where the engine can take every one of them with
+ * helpers; null (the test skipped) where it cannot.
+ * @param {import("node:test").TestContext} t
+ * @returns {number | null}
+ */
+function everyCoreOrSkip(t) {
+  const cpus = os.availableParallelism();
+  if (cpus >= 2 && cpus <= 16) return cpus;
+  t.skip(`${cpus} cores: the engine cannot take every core with helpers here`);
+  return null;
+}
+
 test("threads in a link: auto or 1 … the cores; anything else is said and keeps auto; the default is not written", () => {
   const had = Object.getOwnPropertyDescriptor(globalThis, "navigator");
   // node 20 has no navigator: this device has 4 cores for the parser.
@@ -209,8 +222,8 @@ test("on an isolated page, threads=2 reads 2 threads and steps (SmolLM2)", async
 
 test("where the engine's threads take every core, its helpers take no band while the page answers an input or paints, until that frame is painted; the tokens are the same (SmolLM2)", async (t) => {
   if (!needSmollm2(t)) return;
-  const cpus = os.availableParallelism();
-  if (cpus < 2 || cpus > 16) { t.skip(`${cpus} cores: the engine cannot take every core with helpers here`); return; }
+  const cpus = everyCoreOrSkip(t);
+  if (cpus === null) return;
   const { page, problems } = await openThreads(`?model=smollm2-135m&threads=${cpus}&temperature=0&nostop=1&tour=0`);
   assert.equal(await cores(page), cpus);
   assert.equal(await readout(page), `${cpus} threads`);
@@ -274,22 +287,24 @@ test("where the engine's threads take every core, its helpers take no band while
 
 test("where the engine's threads take every core, a Run paints its panels at most ten times a second (SmolLM2)", async (t) => {
   if (!needSmollm2(t)) return;
-  const cpus = os.availableParallelism();
-  if (cpus < 2 || cpus > 16) { t.skip(`${cpus} cores: the engine cannot take every core with helpers here`); return; }
+  const cpus = everyCoreOrSkip(t);
+  if (cpus === null) return;
   const { page, problems } = await openThreads(`?model=smollm2-135m&threads=${cpus}&temperature=0&nostop=1&max_new=48&tour=0`);
   assert.equal(await readout(page), `${cpus} threads`);
-  const { paints, ms, tokens } = await page.evaluate(async () => {
+  // The Run's paints, counted from its click to its last paint.
+  await page.evaluate(async () => {
     const { on } = await import("./state/events.js");
     const { view } = await import("./state/store.js");
-    let paints = 0;
-    on("painted", (d) => { if (view.running && !d.preview) paints++; });
-    const t0 = performance.now();
+    const count = { paints: 0, t0: performance.now(), last: 0 };
+    window.__runPaints = count;
+    on("painted", (d) => { if (view.running && !d.preview) { count.paints++; count.last = performance.now(); } });
     /** @type {HTMLButtonElement} */ (document.querySelector("#btn-run")).click();
-    await new Promise((resolve) => {
-      const poll = () => (view.running || performance.now() - t0 < 50 ? setTimeout(poll, 5) : resolve(null));
-      poll();
-    });
-    return { paints, ms: performance.now() - t0, tokens: view.transcript.generated.length };
+  });
+  await waitForView(page, (view) => !view.running && view.transcript.generated.length > 0);
+  const { paints, ms, tokens } = await page.evaluate(async () => {
+    const { view } = await import("./state/store.js");
+    const { paints, t0, last } = window.__runPaints;
+    return { paints, ms: last - t0, tokens: view.transcript.generated.length };
   });
   assert.equal(tokens, 48, "the Run made its tokens");
   // One paint per 100 ms, and the Run's first and last come at once.
@@ -320,12 +335,20 @@ test("a panic in a helper thread's band restarts the engine instead of leaving i
   const panics = errors.filter((e) => /panicked/.test(e));
   assert.ok(panics.some((e) => /a fault injected into helper 1's band/.test(e)), `the helper's panic: ${errors.join(" | ")}`);
   assert.ok(panics.some((e) => /engine helper thread 1 stopped in the middle of a matrix product/.test(e)), `the engine's thread stopped waiting: ${errors.join(" | ")}`);
-  assert.ok(await nextEngineWorker(page, worker), "a fresh worker");
+  const fresh = await nextEngineWorker(page, worker);
+  assert.ok(fresh, "a fresh worker");
   await waitForReady(page);
-  await waitForView(page, (view) => view.threads?.threads === 2 && view.threads?.helper_tasks === 0);
+  // The view keeps the threads reply's counts, not its helpers' tasks: those
+  // are read from the new worker itself, before and after a step.
+  await waitForView(page, (view) => view.threads?.threads === 2);
+  const freshTasks = () => fresh.evaluate(async () => (await import(new URL("../pkg/nexttoken.js", self.location.href).href)).thread_helper_tasks());
+  const before = await freshTasks();
   const tokens = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
-  await page.click("#btn-step");
+  // The button's own click: a pointer event would stand the helpers aside
+  // (stand-aside.js) for the frame in which the step may run.
+  await page.evaluate(() => /** @type {HTMLButtonElement} */ (document.querySelector("#btn-step")).click());
   await page.waitForFunction((k) => document.querySelectorAll("#p-output .tok").length === k + 1, tokens);
+  assert.ok(await freshTasks() > before, "the new worker's helpers take bands");
   assert.equal(await readout(page), "2 threads");
   assert.deepEqual(forgiveAbsentIndex(errors).filter((e) => !panics.includes(e)), []);
   await page.close();

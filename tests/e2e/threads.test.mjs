@@ -229,16 +229,19 @@ test("where the engine's threads take every core, its helpers take no band while
   assert.equal(await readout(page), `${cpus} threads`);
   const worker = engineWorker(page);
   const helperTasks = () => worker.evaluate(async () => (await import(new URL("../pkg/nexttoken.js", self.location.href).href)).thread_helper_tasks());
-  /** @param {boolean | null} on set the pause (null: leave it) and read it back */
+  /**
+   * Hold the pause as a caller, beside the page's own holds for its paints,
+   * whose releases leave it held; read it back.
+   * @param {boolean} on
+   */
   const pause = (on) => page.evaluate(async (on) => {
-    const { pauseHelpers, helpersPaused } = await import("./worker/engine-worker.js");
+    const { pauseHelpers, helpersPaused, PAUSED_BY } = await import("./worker/engine-worker.js");
     const { client } = await import("./engine/link.js");
-    if (on !== null) pauseHelpers(client.worker, on);
-    return helpersPaused(client.worker);
+    pauseHelpers(client.worker, on, PAUSED_BY.caller);
+    return helpersPaused(client.worker, PAUSED_BY.caller);
   }, on);
-  // The button's own click (no pointer or key event, which would end a pause
-  // at its frame), one step at a time: a helper paused for 200 ms takes
-  // bands again, in case the page never ends its pause.
+  // One step at a time: a helper held aside for 200 ms in a row takes bands
+  // again (a holder may never end its pause), and a step takes far less.
   const step = async (n) => {
     for (let i = 0; i < n; i++) {
       const k = await page.evaluate(() => document.querySelectorAll("#p-output .tok").length);
@@ -270,6 +273,16 @@ test("where the engine's threads take every core, its helpers take no band while
   let before = 0;
   for (let i = 0; i < 3; i++) {
     assert.equal(await pause(true), true);
+    // A paint's pause comes and goes within its frame; the caller's stays.
+    const held = await page.evaluate(async () => {
+      const { helpersPaused } = await import("./worker/engine-worker.js");
+      const { client } = await import("./engine/link.js");
+      (await import("./panels/frame.js")).renderAll();
+      await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      await new Promise((r) => setTimeout(r, 0));
+      return helpersPaused(client.worker);
+    });
+    assert.equal(held, true, "a paint's release leaves the caller's pause held");
     before = await helperTasks();
     paused.splice(0, Infinity, ...await step(1));
     assert.equal(await helperTasks(), before, `no band went to a helper while paused (step ${i + 1})`);

@@ -40,25 +40,39 @@ export function startEngineWorker(url = new URL("./worker.js", import.meta.url))
 }
 
 /**
+ * Who asks the helpers to stand aside. Each holds a bit of the pause word of
+ * its own, so that one's release does not end another's pause: the page
+ * stands them aside for each input and paint (stand-aside.js), a caller that
+ * measures the engine's own thread alone holds them aside across its steps,
+ * which paint and take inputs meanwhile.
+ */
+export const PAUSED_BY = Object.freeze({ page: 1, caller: 2 });
+
+/**
  * Ask the helpers of an engine worker to take no new band (`on`), or to take
  * bands again; a worker without helpers has nothing to pause.
  * @param {Worker | null} worker
  * @param {boolean} on
+ * @param {number} [by] who holds the pause (`PAUSED_BY`)
  */
-export function pauseHelpers(worker, on) {
+export function pauseHelpers(worker, on, by = PAUSED_BY.page) {
   const word = worker && pauseWords.get(worker);
   if (!word) return;
-  Atomics.store(word, 0, on ? 1 : 0);
-  if (!on) Atomics.notify(word, 0);
+  if (on) Atomics.or(word, 0, by);
+  else {
+    Atomics.and(word, 0, ~by);
+    Atomics.notify(word, 0);
+  }
 }
 
 /**
  * Whether an engine worker's helpers are asked to stand aside now.
  * @param {Worker | null} worker
+ * @param {number} [by] by whom (`PAUSED_BY`); anyone when left out
  */
-export function helpersPaused(worker) {
+export function helpersPaused(worker, by = ~0) {
   const word = worker && pauseWords.get(worker);
-  return word ? Atomics.load(word, 0) !== 0 : false;
+  return word ? (Atomics.load(word, 0) & by) !== 0 : false;
 }
 
 /**

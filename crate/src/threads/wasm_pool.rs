@@ -52,7 +52,8 @@ static FAULT_NEXT_HELPER_TASK: AtomicBool = AtomicBool::new(false);
 /// core. The leader takes the tasks the helpers leave; the values are the
 /// same (a band is computed the same way by whichever thread claims it).
 /// The page's thread writes it through the shared memory (`pause_word`) and
-/// wakes the sleepers when it clears it.
+/// wakes the sleepers when it clears it. Each holder of a pause sets a bit of
+/// its own, so that one's release does not end another's pause.
 static PAGE_ANSWERS: AtomicU32 = AtomicU32::new(0);
 /// Helpers asleep on GENERATION, and whether the leader sleeps on FINISHED.
 static SLEEPING_HELPERS: AtomicU32 = AtomicU32::new(0);
@@ -109,8 +110,14 @@ pub fn pause_word() -> usize {
 /// clears the word itself within a frame or two.
 fn wait_while_page_answers() {
     let mut naps = 0;
-    while PAGE_ANSWERS.load(SeqCst) != 0 && naps < MAX_PAUSE_NAPS {
-        unsafe { memory_atomic_wait32(PAGE_ANSWERS.as_ptr() as *mut i32, 1, PAUSE_NAP_NS) };
+    loop {
+        let holders = PAGE_ANSWERS.load(SeqCst);
+        if holders == 0 || naps >= MAX_PAUSE_NAPS {
+            return;
+        }
+        // Waits only while the word still holds what was read: a holder that
+        // comes or goes meanwhile ends this nap early.
+        unsafe { memory_atomic_wait32(PAGE_ANSWERS.as_ptr() as *mut i32, holders as i32, PAUSE_NAP_NS) };
         naps += 1;
     }
 }

@@ -23,16 +23,18 @@
 // same page, and their ratio (`inside_cost`, the step time with the view on
 // over off). The figures are one JSON line, the last on stdout.
 // Usage (after pkg-scripts/build):
-//   node pkg-scripts/bench-engine-wasm.mjs [MODEL] [REPEATS] [--prefill=P] [--decode=D] [--memory-tokens=T] [--inside] [--json]
+//   node pkg-scripts/bench-engine-wasm.mjs [MODEL] [REPEATS] [--prefill=P] [--decode=D] [--memory-tokens=T] [--inside] [--wasm=simd128] [--json]
 //   MODEL: a name from www/models/index.json (bard, smollm2-135m), a built-in
 //   (logits10, bigram-abc, kv-demo) or a GGUF path under www/ (default: SmolLM2's file)
 import { startServer, launchBrowser, rendererMemory, watchRendererMemory } from "../tests/e2e/harness.mjs";
-import { SMOLLM2_URL_PATH, BUILTINS, positionals, intOption, benchLengths, say } from "./bench-common.mjs";
+import { SMOLLM2_URL_PATH, BUILTINS, positionals, intOption, option, benchLengths, say } from "./bench-common.mjs";
 
 const args = positionals();
 const model = args.find((a) => !/^\d+$/.test(a)) ?? SMOLLM2_URL_PATH;
 const repeats = Number(args.find((a) => /^\d+$/.test(a)) ?? 3);
 const memoryTokens = intOption("memory-tokens", 1024);
+/** Which engine module (www/worker/engine-wasm.js): the one the page would take, unless --wasm=simd128. */
+const wasm = option("wasm", "");
 const server = await startServer();
 const browser = await launchBrowser();
 const watch = watchRendererMemory(browser);
@@ -43,7 +45,7 @@ try {
   });
   // Any document of the server's origin will do: the engine is imported into it.
   await page.goto(`${server.url}models/index.json`);
-  const loaded = await page.evaluate(loadModel, { model, builtins: BUILTINS });
+  const loaded = await page.evaluate(loadModel, { model, builtins: BUILTINS, wasm });
   await page.evaluate(definePrompts);
   const afterLoad = await rendererMemory(browser);
   const lengths = benchLengths(loaded.info.context);
@@ -77,12 +79,15 @@ try {
 }
 
 /**
- * Runs in the page: builds the model into window.__pg.
- * @param {{ model: string, builtins: string[] }} arg
+ * Runs in the page: builds the model into window.__pg, on the engine module
+ * the page's worker would take (or the one `wasm` names).
+ * @param {{ model: string, builtins: string[], wasm: string }} arg
  */
-async function loadModel({ model, builtins }) {
+async function loadModel({ model, builtins, wasm }) {
   const mod = await import("/pkg/nexttoken.js");
-  await mod.default();
+  const { engineModuleKind, engineModuleUrl } = await import("/worker/engine-wasm.js");
+  const search = wasm ? `?wasm=${wasm}` : "";
+  await mod.default({ module_or_path: engineModuleUrl(search) });
   const get = async (url) => {
     const res = await fetch(url);
     if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status} (run pkg-scripts/fetch-smollm2 for SmolLM2)`);
@@ -125,7 +130,7 @@ async function loadModel({ model, builtins }) {
   window.__pg = build();
   const t2 = performance.now();
   const info = window.__pg.info();
-  return { fetch_s: (t1 - t0) / 1000, build_s: (t2 - t1) / 1000, info: { context: info.context, vocab_size: info.vocab_size, params: info.params ?? null, kind: info.kind } };
+  return { wasm: engineModuleKind(search), fetch_s: (t1 - t0) / 1000, build_s: (t2 - t1) / 1000, info: { context: info.context, vocab_size: info.vocab_size, params: info.params ?? null, kind: info.kind } };
 }
 
 /**

@@ -21,6 +21,17 @@ WASM_RUSTFLAGS="-C target-feature=+simd128,+atomics,+bulk-memory,+mutable-global
 -C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 \
 -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size \
 -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base"
+# The second build, for browsers with relaxed SIMD (Chromium since 114):
+# the same engine whose nibble formats' kernels take relaxed-simd's byte
+# dot product (crate/src/quant/kernels/wasm_simd/relaxed.rs). A module
+# with an instruction the browser lacks fails to compile as a whole, so it
+# is a module of its own; the worker picks one (www/worker/engine-wasm.js).
+# The feature is given to the engine's crate alone (a profile's rustflags,
+# so that `cargo test` of the kernels gets it too), the dependencies built
+# as for the other module: macerator 0.5 (under burn) does not compile
+# with relaxed-simd on.
+WASM_RELAXED_CARGO_FLAGS=(-Z profile-rustflags
+    --config 'profile.release.package.nexttoken.rustflags = ["-C", "target-feature=+relaxed-simd"]')
 WASM_CARGO_FLAGS=(-Z build-std=std,panic_abort,test)
 export RUSTC_BOOTSTRAP=1
 # The wasm builds' own target folder (the sourcing script sets ROOT). A
@@ -33,3 +44,6 @@ export RUSTC_BOOTSTRAP=1
 # sourcing this twice in one shell still gives the same folder.
 export NTP_NATIVE_TARGET_DIR="${NTP_NATIVE_TARGET_DIR:-${CARGO_TARGET_DIR:-$ROOT/target}}"
 export CARGO_TARGET_DIR="$NTP_NATIVE_TARGET_DIR/wasm"
+# Its own folder for the relaxed-simd build: in the same folder each switch
+# between the two builds compiled the engine's crate again.
+export WASM_RELAXED_TARGET_DIR="$NTP_NATIVE_TARGET_DIR/wasm-relaxed"

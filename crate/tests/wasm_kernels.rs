@@ -1,6 +1,7 @@
 //! The wasm simd128 kernels, run in wasm: `pkg-scripts/test-wasm-kernels`
-//! builds this file for wasm32-unknown-unknown with `+simd128` and runs it
-//! in Node under `wasm-bindgen-test-runner`. Natively it is empty (the
+//! builds this file for wasm32-unknown-unknown with `+simd128`, and again
+//! with `+relaxed-simd` (the nibble formats' byte dot products), and runs
+//! each in Node under `wasm-bindgen-test-runner`. Natively it is empty (the
 //! kernels' own tests compare the AVX2 path with the scalar one there).
 //!
 //! Every test first checks that `matmul` really takes the simd128 path, so
@@ -11,7 +12,7 @@
 //!
 //! What is compared, and why the tolerances are what they are (u = 2^-24):
 //! - One (sub-)block alone, every format: bit for bit. Both paths quantise
-//!   the activations to the same numbers (`quantize_wide` computes
+//!   the activations to the same numbers (`quantize_simd128` computes
 //!   `Activations::quantize`'s), the integer dot product is exact in i32 on
 //!   both, and the block's value is `(d_w·d_x)·isum [+ m_w·s_x]` in the same
 //!   f32 operations; a lone block leaves no sum to reorder (the other lanes
@@ -51,7 +52,8 @@ use wasm_bindgen_test::wasm_bindgen_test;
 
 fn assert_simd128() {
     assert!(cfg!(target_feature = "simd128"), "built without +simd128: the kernels would be the scalar ones");
-    assert_eq!(path_name(), "wasm simd128", "matmul does not take the simd128 path");
+    let path = if cfg!(target_feature = "relaxed-simd") { "wasm relaxed-simd" } else { "wasm simd128" };
+    assert_eq!(path_name(), path, "matmul does not take the {path} path");
 }
 
 /// The scalar value of 32-value activation block `b` of `xr` (one input

@@ -434,13 +434,15 @@ export async function nextEngineWorker(page, old) {
  * @param {import("playwright-core").Page} page
  * @param {string} file the GGUF file's path on disk, under www/
  * @param {string[]} prompts
+ * @param {string} [module] which of the engine's modules in www/pkg/
+ *   (worker/engine-wasm.js ENGINE_MODULES): each gets its own copy of the glue
  * @returns {Promise<{ ids: number[], top: [number, number][] }[]>}
  */
-export async function wasmPromptLogits(page, file, prompts) {
+export async function wasmPromptLogits(page, file, prompts, module = "nexttoken_bg.wasm") {
   const url = "/" + path.relative(WWW_ROOT, file);
-  return page.evaluate(async ({ url, prompts }) => {
-    const mod = await import("/pkg/nexttoken.js");
-    await mod.default();
+  return page.evaluate(async ({ url, prompts, module }) => {
+    const mod = await import(`/pkg/nexttoken.js?${module}`);
+    await mod.default({ module_or_path: `/pkg/${module}` });
     const res = await fetch(url);
     const buffer = new mod.FileBuffer(Number(res.headers.get("content-length")));
     const reader = res.body.getReader();
@@ -455,7 +457,7 @@ export async function wasmPromptLogits(page, file, prompts) {
       const rep = pg.start(text, settings);
       return { ids: rep.full.prompt_tokens.map((p) => p.id), top: rep.distribution.raw_top.map((r) => [r.id, r.logit]) };
     });
-  }, { url, prompts });
+  }, { url, prompts, module });
 }
 
 /**

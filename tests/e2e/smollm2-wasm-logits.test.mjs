@@ -1,5 +1,6 @@
-// SmolLM2 in the wasm engine (its simd128 block kernels, as the page runs
-// them) against llama.cpp itself: for each prompt of the llama.cpp fixture
+// SmolLM2 in the wasm engine (its block kernels, as the page runs them, in
+// both of its modules: simd128, and relaxed-simd, which must give the same
+// numbers bit for bit) against llama.cpp itself: for each prompt of the llama.cpp fixture
 // (tests/fixtures/smollm2-llamacpp.json, made by pkg-scripts/make-llama-fixture),
 // the engine in headless Chromium tokenises the text to llama.cpp's ids, and
 // its raw logits at the last position agree with llama.cpp's top 10 within
@@ -18,6 +19,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT, SMOLLM2_FILE, checkAgainstLlamaCpp, needSmollm2, originPage, startSuite, stopSuite, wasmPromptLogits } from "./harness.mjs";
+import { ENGINE_MODULES } from "../../www/worker/engine-wasm.js";
 
 const FIXTURE = JSON.parse(readFileSync(path.join(REPO_ROOT, "tests", "fixtures", "smollm2-llamacpp.json"), "utf8"));
 /** The native tests' tolerance (crate/tests/smollm2_gguf.rs LOGIT_TOLERANCE). */
@@ -33,10 +35,16 @@ before(async () => {
 });
 after(() => stopSuite({ server, browser }));
 
-test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture prompt", { timeout: 300000 }, async (t) => {
+test("the wasm engine's SmolLM2 logits agree with llama.cpp's on every fixture prompt, in both of its modules, which agree bit for bit", { timeout: 300000 }, async (t) => {
   if (!needSmollm2(t)) return;
   const { page, problems } = await originPage(browser, server);
-  const ours = await wasmPromptLogits(page, SMOLLM2_FILE, FIXTURE.prompts.map((p) => p.text));
+  const prompts = FIXTURE.prompts.map((p) => p.text);
+  const ours = await wasmPromptLogits(page, SMOLLM2_FILE, prompts, ENGINE_MODULES.simd128);
+  assert.equal(await page.evaluate(async () => (await import("/worker/engine-wasm.js")).hasRelaxedSimd()), true,
+    "this Chromium has relaxed SIMD");
+  const relaxed = await wasmPromptLogits(page, SMOLLM2_FILE, prompts, ENGINE_MODULES.relaxed);
+  // Exactly: the relaxed byte dot product sums the same integers.
+  assert.deepEqual(relaxed, ours, "the relaxed-simd module's ids and logits are the simd128 module's");
 
   FIXTURE.prompts.forEach((p, i) => {
     const what = `prompt "${p.name}"`;

@@ -9,6 +9,7 @@
 
 import init, { Playground } from "../pkg/nexttoken.js";
 import { helperFailed, useThreads } from "../worker/thread-pool.js";
+import { engineModuleUrl } from "../worker/engine-wasm.js";
 
 self.onmessage = async (/** @type {MessageEvent<Request>} */ event) => {
   if (event.data?.type === "helper_failed") return helperFailed(event.data.id, event.data.message);
@@ -30,7 +31,7 @@ self.onmessage = async (/** @type {MessageEvent<Request>} */ event) => {
 
 /** @param {Request} req */
 async function measure(req) {
-  const module = await WebAssembly.compileStreaming(fetch(new URL("../pkg/nexttoken_bg.wasm", import.meta.url)));
+  const module = await WebAssembly.compileStreaming(fetch(engineModuleUrl(self.location.search)));
   const { memory } = await init({ module_or_path: module });
   // Every helper first, so that none starts in the middle of a round.
   const most = await useThreads(Math.max(...req.threads), module, memory);

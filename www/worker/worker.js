@@ -12,6 +12,7 @@ import init, { FileBuffer, Playground, set_panic_hook } from "../pkg/nexttoken.j
 import { fetchModelFiles, fetchCachedBytes, forgetCached, readUserFile } from "./downloads.js";
 import { yieldToMessages } from "./yield.js";
 import { helperFailed, useThreads } from "./thread-pool.js";
+import { engineModuleUrl } from "./engine-wasm.js";
 
 /** @type {any} the wasm Playground, null until loaded */
 let pg = null;
@@ -45,7 +46,7 @@ const RUN_LENS_EVERY_MS = 400;
  * @type {Promise<{ module: WebAssembly.Module, memory: WebAssembly.Memory }>}
  */
 const engineReady = (async () => {
-  const module = await compileEngine(new URL("../pkg/nexttoken_bg.wasm", import.meta.url));
+  const module = await compileEngine(engineModuleUrl(self.location.search));
   const exports = await init({ module_or_path: module });
   set_panic_hook();
   // The memory the glue made for the module (shared in a threads build):

@@ -11,8 +11,8 @@
 //! the SIMD paths load the per-block fields of several blocks at once and a
 //! padded block contributes exactly 0.
 //!
-//! `Activations::quantize` is the portable definition; `quantize_wide`
-//! (simd128) and `quantize_natural_avx2` compute the same numbers bit for
+//! `Activations::quantize` is the portable definition; `quantize_simd128`
+//! (either layout) and `quantize_natural_avx2` compute the same numbers bit for
 //! bit (tested), because the kernels run on their output.
 
 use super::format::BLOCK;
@@ -23,7 +23,8 @@ pub(super) const PAD: usize = 8;
 /// The order of the codes inside a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Layout {
-    /// i8 in value order (the scalar and AVX2 paths).
+    /// i8 in value order (the scalar and AVX2 paths, and the wasm kernels
+    /// built with relaxed-simd, whose dot product takes bytes).
     Natural,
     /// i16, in the order the wasm kernel gets its weights when it splits the
     /// 16 nibble bytes as eight u16 lanes: lane i of the four 8-lane groups is
@@ -153,30 +154,35 @@ fn quantize_block(xs: &[f32], q: &mut [i8; BLOCK]) -> (f32, i32) {
     (d, sum)
 }
 
-/// `Activations::quantize(x, rows, k, Layout::Wide)`, the same numbers
-/// eight lanes at a time (the portable loop took about 7% of a decode step).
+/// `Activations::quantize(x, rows, k, layout)`, the same numbers eight
+/// lanes at a time (the portable loop took about 7% of a decode step).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub(super) fn quantize_wide(x: &[f32], rows: usize, k: usize) -> Activations {
-    let mut a = Activations::zeroed(rows, k, Layout::Wide);
+pub(super) fn quantize_simd128(x: &[f32], rows: usize, k: usize, layout: Layout) -> Activations {
+    let mut a = Activations::zeroed(rows, k, layout);
     for r in 0..rows {
         for b in 0..k / BLOCK {
             let xs = &x[r * k + b * BLOCK..][..BLOCK];
             let at = r * a.stride + b;
-            let dst = &mut a.q16[at * BLOCK..][..BLOCK];
-            // SAFETY: `xs` holds 32 f32 and `dst` 32 i16.
-            let (d, sum) = unsafe { quantize_block_wide(xs.as_ptr(), dst.as_mut_ptr()) };
+            // SAFETY: `xs` holds 32 f32, and the block's codes 32 values.
+            let (d, sum) = unsafe {
+                match layout {
+                    Layout::Wide => quantize_block_simd128::<true>(xs.as_ptr(), a.q16[at * BLOCK..][..BLOCK].as_mut_ptr() as *mut u8),
+                    Layout::Natural => quantize_block_simd128::<false>(xs.as_ptr(), a.q8[at * BLOCK..][..BLOCK].as_mut_ptr() as *mut u8),
+                }
+            };
             a.set_block(at, d, sum);
         }
     }
     a
 }
 
-/// One block of 32 values at `xs` to `Layout::Wide` codes at `dst`; returns (d, Σ q).
+/// One block of 32 values at `xs` to codes at `dst`: 32 i16 in
+/// `Layout::Wide` order (`WIDE`) or 32 i8 in value order; returns (d, Σ q).
 /// # Safety
-/// 32 f32 are readable at `xs` and 32 i16 writable at `dst`.
+/// 32 f32 are readable at `xs` and 32 codes writable at `dst`.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
-unsafe fn quantize_block_wide(xs: *const f32, dst: *mut i16) -> (f32, i32) {
+unsafe fn quantize_block_simd128<const WIDE: bool>(xs: *const f32, dst: *mut u8) -> (f32, i32) {
     use core::arch::wasm32::*;
     // SAFETY: eight loads of four f32 within the 32 at `xs`.
     let v: [v128; 8] = core::array::from_fn(|i| unsafe { v128_load(xs.add(4 * i) as *const v128) });
@@ -193,20 +199,30 @@ unsafe fn quantize_block_wide(xs: *const f32, dst: *mut i16) -> (f32, i32) {
     let q = v.map(|vi| i32x4_trunc_sat_f32x4(f32x4_nearest(f32x4_mul(vi, id))));
     let (lo, hi) = (i16x8_splat(-127), i16x8_splat(127));
     let clamp = |a: v128, b: v128| i16x8_min(i16x8_max(i16x8_narrow_i32x4(a, b), lo), hi);
-    // n[i] holds values 8i..8i + 8; the layout wants evens and odds apart.
+    // n[i] holds values 8i..8i + 8.
     let n = [clamp(q[0], q[1]), clamp(q[2], q[3]), clamp(q[4], q[5]), clamp(q[6], q[7])];
-    let g = [
-        i16x8_shuffle::<0, 2, 4, 6, 8, 10, 12, 14>(n[0], n[1]),
-        i16x8_shuffle::<0, 2, 4, 6, 8, 10, 12, 14>(n[2], n[3]),
-        i16x8_shuffle::<1, 3, 5, 7, 9, 11, 13, 15>(n[0], n[1]),
-        i16x8_shuffle::<1, 3, 5, 7, 9, 11, 13, 15>(n[2], n[3]),
-    ];
-    for (i, gi) in g.into_iter().enumerate() {
-        // SAFETY: four stores of eight i16 within the 32 at `dst`.
-        unsafe { v128_store(dst.add(8 * i) as *mut v128, gi) };
+    if WIDE {
+        // The layout wants evens and odds apart.
+        let g = [
+            i16x8_shuffle::<0, 2, 4, 6, 8, 10, 12, 14>(n[0], n[1]),
+            i16x8_shuffle::<0, 2, 4, 6, 8, 10, 12, 14>(n[2], n[3]),
+            i16x8_shuffle::<1, 3, 5, 7, 9, 11, 13, 15>(n[0], n[1]),
+            i16x8_shuffle::<1, 3, 5, 7, 9, 11, 13, 15>(n[2], n[3]),
+        ];
+        for (i, gi) in g.into_iter().enumerate() {
+            // SAFETY: four stores of eight i16 within the 32 at `dst`.
+            unsafe { v128_store(dst.add(16 * i) as *mut v128, gi) };
+        }
+    } else {
+        // SAFETY: two stores of 16 i8 within the 32 at `dst`; the codes are
+        // within −127..=127, so the narrowing does not saturate.
+        unsafe {
+            v128_store(dst as *mut v128, i8x16_narrow_i16x8(n[0], n[1]));
+            v128_store(dst.add(16) as *mut v128, i8x16_narrow_i16x8(n[2], n[3]));
+        }
     }
     // |Σ| of four codes ≤ 508 fits i16 before widening.
-    let s = i32x4_extadd_pairwise_i16x8(i16x8_add(i16x8_add(g[0], g[1]), i16x8_add(g[2], g[3])));
+    let s = i32x4_extadd_pairwise_i16x8(i16x8_add(i16x8_add(n[0], n[1]), i16x8_add(n[2], n[3])));
     let sum = i32x4_extract_lane::<0>(s)
         + i32x4_extract_lane::<1>(s)
         + i32x4_extract_lane::<2>(s)
@@ -323,13 +339,15 @@ mod tests {
         x[100] = f32::INFINITY;
         x[130..160].fill(1e-35);
         x[31] = 127.0;
-        let (fast, slow) = (quantize_wide(&x, 2, 96), Activations::quantize(&x, 2, 96, Layout::Wide));
-        assert_eq!(fast.q16, slow.q16);
-        assert_eq!(fast.qsum, slow.qsum);
-        assert_eq!(
-            fast.d.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
-            slow.d.iter().map(|d| d.to_bits()).collect::<Vec<_>>()
-        );
+        for layout in [Layout::Wide, Layout::Natural] {
+            let (fast, slow) = (quantize_simd128(&x, 2, 96, layout), Activations::quantize(&x, 2, 96, layout));
+            assert_eq!((&fast.q16, &fast.q8), (&slow.q16, &slow.q8), "{layout:?}");
+            assert_eq!(fast.qsum, slow.qsum);
+            assert_eq!(
+                fast.d.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
+                slow.d.iter().map(|d| d.to_bits()).collect::<Vec<_>>()
+            );
+        }
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -12,7 +12,8 @@
 //! (`half_rows`, on `widen` and `dense`).
 //!
 //! Paths, chosen at compile time (wasm) or run time (x86_64):
-//! - `wasm_simd`: wasm32 with `simd128` (the browser build);
+//! - `wasm_simd`: wasm32 with `simd128` (the browser build), its nibble
+//!   formats on relaxed-simd's byte dot product where the build has it;
 //! - `x86`: x86_64 with AVX2 + FMA + F16C, detected at run time;
 //! - `scalar`: everything else, and the reference for tests.
 //!
@@ -119,8 +120,12 @@ pub(crate) fn x86_available() -> bool {
     x86::available()
 }
 
-/// The name of the path `matmul` takes on this machine ("wasm simd128", "x86 avx2", "scalar").
+/// The name of the path `matmul` takes on this machine ("wasm relaxed-simd",
+/// "wasm simd128", "x86 avx2", "scalar").
 pub fn path_name() -> &'static str {
+    if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd")) {
+        return "wasm relaxed-simd";
+    }
     if cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
         return "wasm simd128";
     }

@@ -1,4 +1,5 @@
-//! wasm32 with `simd128` (no relaxed-simd): the browser build.
+//! wasm32 with `simd128`: the browser build (its nibble formats' kernels
+//! in a build with relaxed-simd too: `relaxed`).
 //!
 //! One file for the target, over 400 lines: every format's kernel (the
 //! 32-value formats and the K-quants) rests on the same `Layout::Wide`
@@ -46,39 +47,87 @@
 
 use core::arch::wasm32::*;
 
-use super::activations::{Activations, quantize_wide};
+use super::activations::{Activations, Layout, quantize_simd128};
 use super::format::{BLOCK, BlockFormat, IQ4_VALUES, SUPER, f16_at, iq4_xs_scale, q3k_scales, q4k_scales_mins};
 use super::Product;
 
 /// Input rows per tile: each unpacked weight block is used this many times.
 const TILE: usize = 4;
 
+/// The nibble formats' kernels for a build with relaxed-simd.
+#[cfg(target_feature = "relaxed-simd")]
+mod relaxed;
+
 pub(super) fn matmul(p: &Product, out: &mut [f32]) {
     let Product { format, weights, n, k, x, rows_x } = *p;
-    let a = quantize_wide(x, rows_x, k);
     match format {
-        BlockFormat::Q4_0 => run::<Q4<2, 8>>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q4_1 => run::<Q4<4, 0>>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q5_0 => run::<Q5<2, 6, 16>>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q5_1 => run::<Q5<4, 8, 0>>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q8_0 => run::<Q8>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q2K => run_k::<Q2K>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q3K => run_k::<Q3K>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q4K => run_k::<ScaleMin<false>>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q5K => run_k::<ScaleMin<true>>(weights, n, k, &a, rows_x, out),
-        BlockFormat::Q6K => run_k::<Q6K>(weights, n, k, &a, rows_x, out),
-        BlockFormat::IQ4NL => run::<IQ4NL>(weights, n, k, &a, rows_x, out),
-        BlockFormat::IQ4XS => run_k::<IQ4XS>(weights, n, k, &a, rows_x, out),
+        BlockFormat::Q4_0 => run::<Q4<2, 8>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q4_1 => run::<Q4<4, 0>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q5_0 => run::<Q5<2, 6, 16>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q5_1 => run::<Q5<4, 8, 0>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q8_0 => run::<Q8>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q2K => run_k::<Q2K>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q3K => run_k::<Q3K>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q4K => run_k::<ScaleMin<false>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q5K => run_k::<ScaleMin<true>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q6K => run_k::<Q6K>(weights, n, k, x, rows_x, out),
+        BlockFormat::IQ4NL => run::<IQ4NL>(weights, n, k, x, rows_x, out),
+        BlockFormat::IQ4XS => run_k::<IQ4XS>(weights, n, k, x, rows_x, out),
         BlockFormat::F16 | BlockFormat::BF16 => unreachable!("16-bit rows are multiplied in f32 (half_rows)"),
     }
 }
 
-/// One block format: how its codes become four i16x8 vectors in `Layout::Wide` order.
+/// One block format: how its codes are unpacked, and which layout of the
+/// activations they meet in a dot product.
 trait Kernel {
     const FORMAT: BlockFormat;
+    /// `Wide`: the codes are four i16x8 vectors in that order (`dot4`);
+    /// `Natural`: two vectors of bytes in value order (relaxed-simd's).
+    const LAYOUT: Layout;
+    type Codes: Copy;
     /// # Safety
     /// `blk` points at a whole block.
-    unsafe fn load(blk: *const u8) -> [v128; 4];
+    unsafe fn load(blk: *const u8) -> Self::Codes;
+    /// An i32x4 whose lanes add up to the block's codes times the
+    /// activation block at `x`, exactly.
+    /// # Safety
+    /// A whole block of codes in `LAYOUT` is readable at `x`.
+    unsafe fn dot(w: Self::Codes, x: *const v128) -> v128;
+}
+
+/// Where activation block `at`'s codes in `layout` start.
+/// # Safety
+/// Block `at` is inside `a`, which holds `layout`'s codes.
+#[inline(always)]
+unsafe fn act_codes(a: &Activations, layout: Layout, at: usize) -> *const v128 {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match layout {
+            Layout::Wide => a.q16.as_ptr().add(at * BLOCK) as *const v128,
+            Layout::Natural => a.q8.as_ptr().add(at * BLOCK) as *const v128,
+        }
+    }
+}
+
+/// The v128 vectors one block of activation codes takes in `layout`.
+const fn vectors_per_block(layout: Layout) -> usize {
+    match layout {
+        Layout::Wide => 4,
+        Layout::Natural => 2,
+    }
+}
+
+/// Kernels that unpack to `Layout::Wide` codes.
+macro_rules! wide_kernel {
+    () => {
+        const LAYOUT: Layout = Layout::Wide;
+        type Codes = [v128; 4];
+        #[inline(always)]
+        unsafe fn dot(w: [v128; 4], x: *const v128) -> v128 {
+            // SAFETY: the caller's contract.
+            unsafe { dot4(w, x) }
+        }
+    };
 }
 
 /// Q4_0 (codes at 2, offset 8) and Q4_1 (codes at 4).
@@ -88,8 +137,10 @@ struct Q5<const HIGH: usize, const AT: usize, const OFFSET: i32>;
 struct Q8;
 struct IQ4NL;
 
+#[cfg(not(target_feature = "relaxed-simd"))]
 impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
     const FORMAT: BlockFormat = if OFFSET == 8 { BlockFormat::Q4_0 } else { BlockFormat::Q4_1 };
+    wide_kernel!();
     #[inline(always)]
     unsafe fn load(blk: *const u8) -> [v128; 4] {
         // SAFETY: a block holds 16 nibble bytes from AT on; v128_load is unaligned.
@@ -100,30 +151,42 @@ impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
     }
 }
 
+#[cfg(not(target_feature = "relaxed-simd"))]
 impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5<HIGH, AT, OFFSET> {
     const FORMAT: BlockFormat = if OFFSET == 16 { BlockFormat::Q5_0 } else { BlockFormat::Q5_1 };
+    wide_kernel!();
     #[inline(always)]
     unsafe fn load(blk: *const u8) -> [v128; 4] {
-        // SAFETY: a block holds the u32 at HIGH and 16 nibble bytes at AT.
-        let (v, high) =
-            unsafe { (v128_load(blk.add(AT) as *const v128), (blk.add(HIGH) as *const u32).read_unaligned()) };
-        // Bytes in value order: values 0..16, then 16..32. Each byte of the
-        // high word becomes eight bytes of fifth bits by a table lookup: the
-        // index work runs on the scalar units, beside the vector arithmetic.
-        let t = FIFTH_BITS.as_ptr();
-        let byte = |i: u32| ((high >> (8 * i)) & 0xFF) as usize;
-        // SAFETY: every index is below 256, the table's length.
-        let (lo_fifth, hi_fifth) = unsafe {
-            (
-                v128_load64_lane::<1>(v128_load64_zero(t.add(byte(0))), t.add(byte(1))),
-                v128_load64_lane::<1>(v128_load64_zero(t.add(byte(2))), t.add(byte(3))),
-            )
-        };
-        let lo = v128_or(v128_and(v, u8x16_splat(0x0F)), lo_fifth);
-        let hi = v128_or(v128_and(u16x8_shr(v, 4), u8x16_splat(0x0F)), hi_fifth);
+        // SAFETY: the caller's contract.
+        let [lo, hi] = unsafe { q5_bytes::<HIGH, AT>(blk) };
         let even = u16x8_splat(0x00FF);
         [v128_and(lo, even), v128_and(hi, even), u16x8_shr(lo, 8), u16x8_shr(hi, 8)]
     }
+}
+
+/// A Q5 block's 32 codes (0..=31) as bytes in value order: values 0..16, then 16..32.
+/// # Safety
+/// `blk` points at a whole block: the u32 at HIGH and 16 nibble bytes at AT.
+#[inline(always)]
+unsafe fn q5_bytes<const HIGH: usize, const AT: usize>(blk: *const u8) -> [v128; 2] {
+    // SAFETY: a block holds the u32 at HIGH and 16 nibble bytes at AT.
+    let (v, high) =
+        unsafe { (v128_load(blk.add(AT) as *const v128), (blk.add(HIGH) as *const u32).read_unaligned()) };
+    // Bytes in value order: values 0..16, then 16..32. Each byte of the
+    // high word becomes eight bytes of fifth bits by a table lookup: the
+    // index work runs on the scalar units, beside the vector arithmetic.
+    let t = FIFTH_BITS.as_ptr();
+    let byte = |i: u32| ((high >> (8 * i)) & 0xFF) as usize;
+    // SAFETY: every index is below 256, the table's length.
+    let (lo_fifth, hi_fifth) = unsafe {
+        (
+            v128_load64_lane::<1>(v128_load64_zero(t.add(byte(0))), t.add(byte(1))),
+            v128_load64_lane::<1>(v128_load64_zero(t.add(byte(2))), t.add(byte(3))),
+        )
+    };
+    let lo = v128_or(v128_and(v, u8x16_splat(0x0F)), lo_fifth);
+    let hi = v128_or(v128_and(u16x8_shr(v, 4), u8x16_splat(0x0F)), hi_fifth);
+    [lo, hi]
 }
 
 /// For each byte of Q5 high bits, eight bytes: byte j is 16 where bit j is set.
@@ -145,6 +208,7 @@ static FIFTH_BITS: [u64; 256] = {
 
 impl Kernel for Q8 {
     const FORMAT: BlockFormat = BlockFormat::Q8_0;
+    wide_kernel!();
     #[inline(always)]
     unsafe fn load(blk: *const u8) -> [v128; 4] {
         // SAFETY: a Q8_0 block holds 32 code bytes from 2 on.
@@ -170,6 +234,7 @@ fn iq4_wide(v: v128) -> [v128; 4] {
 
 impl Kernel for IQ4NL {
     const FORMAT: BlockFormat = BlockFormat::IQ4NL;
+    wide_kernel!();
     #[inline(always)]
     unsafe fn load(blk: *const u8) -> [v128; 4] {
         // SAFETY: an IQ4_NL block holds 16 nibble bytes from 2 on.
@@ -177,14 +242,11 @@ impl Kernel for IQ4NL {
     }
 }
 
-fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: usize, out: &mut [f32]) {
+fn run<K: Kernel>(weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize, out: &mut [f32]) {
+    let a = &quantize_simd128(x, rows_x, k, K::LAYOUT);
     let row_bytes = K::FORMAT.row_bytes(k);
     let blocks = k / BLOCK;
-    assert!(
-        weights.len() >= n * row_bytes
-            && a.q16.len() >= rows_x * a.stride * BLOCK
-            && blocks.div_ceil(4) * 4 <= a.stride
-    );
+    assert!(weights.len() >= n * row_bytes && blocks.div_ceil(4) * 4 <= a.stride);
     if rows_x == 1 {
         // SAFETY: the rows hold `blocks` blocks each and `a` one row of
         // `stride` blocks, at least `blocks` rounded up to 4 (asserted above).
@@ -259,7 +321,7 @@ unsafe fn rows_of_one<K: Kernel>(weights: &[u8], blocks: usize, a: &Activations,
 /// Where one input row's quantised blocks are, advanced group by group.
 #[derive(Clone, Copy)]
 struct RowPtrs {
-    /// Codes, 32 i16 a block.
+    /// Codes, a block in the kernel's layout.
     x: *const v128,
     /// Scales.
     d: *const f32,
@@ -303,7 +365,7 @@ unsafe fn tile_inline<K: Kernel, const R: usize, const EXACT: bool>(
         // SAFETY: row r0 + r of `a` starts at block `at`.
         unsafe {
             RowPtrs {
-                x: a.q16.as_ptr().add(at * BLOCK) as *const v128,
+                x: act_codes(a, K::LAYOUT, at),
                 d: a.d.as_ptr().add(at),
                 f: if K::FORMAT.has_min() {
                     a.s.as_ptr().add(at) as *const u8
@@ -322,7 +384,7 @@ unsafe fn tile_inline<K: Kernel, const R: usize, const EXACT: bool>(
             group::<K, R, EXACT>(w, 4, &p, &mut acc, &mut special);
             w = w.add(step);
             for q in p.iter_mut() {
-                *q = RowPtrs { x: q.x.add(16), d: q.d.add(4), f: q.f.add(16) };
+                *q = RowPtrs { x: q.x.add(4 * vectors_per_block(K::LAYOUT)), d: q.d.add(4), f: q.f.add(16) };
             }
         }
     }
@@ -367,11 +429,7 @@ unsafe fn group<K: Kernel, const R: usize, const EXACT: bool>(
         for (q, sr) in p.iter().zip(s.iter_mut()) {
             // SAFETY: block j at `q` is inside the (padded) input row.
             unsafe {
-                let x = q.x.add(4 * j);
-                sr[j] = i32x4_add(
-                    i32x4_add(i32x4_dot_i16x8(wj[0], v128_load(x)), i32x4_dot_i16x8(wj[1], v128_load(x.add(1)))),
-                    i32x4_add(i32x4_dot_i16x8(wj[2], v128_load(x.add(2))), i32x4_dot_i16x8(wj[3], v128_load(x.add(3)))),
-                );
+                sr[j] = K::dot(wj, q.x.add(vectors_per_block(K::LAYOUT) * j));
                 core::ptr::write_volatile(&mut sink, sr[j]);
             }
         }
@@ -460,6 +518,8 @@ pub(super) fn f16_high_to_f32<const EXACT: bool>(h: v128) -> v128 {
 /// A K-quant format: one super-block against a tile of input rows.
 trait KKernel {
     const FORMAT: BlockFormat;
+    /// The activations' layout its sub-blocks' codes meet.
+    const LAYOUT: Layout = Layout::Wide;
     /// Adds the super-block at `blk` times activation blocks `at[r]..at[r] + 8` to `acc[r]`.
     /// # Safety
     /// `blk` points at a whole block; the activation blocks are inside `a`.
@@ -475,6 +535,7 @@ struct IQ4XS;
 
 impl<const FIVE: bool> KKernel for ScaleMin<FIVE> {
     const FORMAT: BlockFormat = if FIVE { BlockFormat::Q5K } else { BlockFormat::Q4K };
+    const LAYOUT: Layout = SCALE_MIN_LAYOUT;
     #[inline(always)]
     unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
         // SAFETY: the caller's contract.
@@ -518,10 +579,11 @@ impl KKernel for IQ4XS {
     }
 }
 
-fn run_k<K: KKernel>(weights: &[u8], n: usize, k: usize, a: &Activations, rows_x: usize, out: &mut [f32]) {
+fn run_k<K: KKernel>(weights: &[u8], n: usize, k: usize, x: &[f32], rows_x: usize, out: &mut [f32]) {
+    let a = &quantize_simd128(x, rows_x, k, K::LAYOUT);
     let row_bytes = K::FORMAT.row_bytes(k);
     let supers = k / SUPER;
-    assert!(weights.len() >= n * row_bytes && a.q16.len() >= rows_x * a.stride * BLOCK && supers * 8 <= a.stride);
+    assert!(weights.len() >= n * row_bytes && supers * 8 <= a.stride);
     if rows_x == 1 {
         super::fill_in_streams(&mut out[..n], |i| {
             let mut y = [0f32; TILE];
@@ -624,37 +686,19 @@ unsafe fn scale_min_superblock<const FIVE: bool, const R: usize>(
         (f16_at(head, 0), f16_at(head, 2), sc, m, high)
     };
     let codes_at = if FIVE { 48 } else { 16 };
-    let (mask, one) = (u16x8_splat(0x000F), u16x8_splat(1));
     for g in 0..2 {
         let mut s = [[i32x4_splat(0); 4]; R];
         for jj in 0..4 {
             let j = 4 * g + jj;
-            let shift = 4 * (j % 2) as u32;
             // SAFETY: the sub-block's 32 code bytes are inside the block.
             let (v0, v1) = unsafe {
                 let p = blk.add(codes_at + 32 * (j / 2));
                 (v128_load(p as *const v128), v128_load(p.add(16) as *const v128))
             };
-            let mut w = [
-                v128_and(u16x8_shr(v0, shift), mask),
-                v128_and(u16x8_shr(v1, shift), mask),
-                v128_and(u16x8_shr(v0, shift + 8), mask),
-                v128_and(u16x8_shr(v1, shift + 8), mask),
-            ];
-            if FIVE {
-                // Bit j of the high byte of each value, as 16.
-                let fifth = |h: v128, sh: u32| i16x8_shl(v128_and(u16x8_shr(h, sh), one), 4);
-                let j = j as u32;
-                w = [
-                    v128_or(w[0], fifth(high[0], j)),
-                    v128_or(w[1], fifth(high[1], j)),
-                    v128_or(w[2], fifth(high[0], j + 8)),
-                    v128_or(w[3], fifth(high[1], j + 8)),
-                ];
-            }
+            let w = scale_min_codes::<FIVE>([v0, v1], &high, j);
             for r in 0..R {
-                // SAFETY: activation block at[r] + j is inside `a`.
-                s[r][jj] = unsafe { dot4(w, a.q16.as_ptr().add((at[r] + j) * BLOCK) as *const v128) };
+                // SAFETY: activation block at[r] + j is inside `a`, in SCALE_MIN_LAYOUT.
+                s[r][jj] = unsafe { scale_min_dot(w, act_codes(a, SCALE_MIN_LAYOUT, at[r] + j)) };
             }
         }
         let q = 4 * g;
@@ -668,6 +712,50 @@ unsafe fn scale_min_superblock<const FIVE: bool, const R: usize>(
             acc[r] = f32x4_add(acc[r], f32x4_sub(v, f32x4_mul(dm, sx)));
         }
     }
+}
+
+/// Q4_K/Q5_K sub-blocks meet the activations in this layout.
+#[cfg(not(target_feature = "relaxed-simd"))]
+const SCALE_MIN_LAYOUT: Layout = Layout::Wide;
+#[cfg(target_feature = "relaxed-simd")]
+use relaxed::{SCALE_MIN_LAYOUT, scale_min_codes, scale_min_dot};
+
+/// Sub-block `j`'s codes, from the 32 code bytes `v` it shares with its
+/// neighbour (the low nibbles are sub-block 2i's, the high ones 2i + 1's)
+/// and, for Q5_K, the super-block's 32 fifth-bit bytes `high`.
+#[cfg(not(target_feature = "relaxed-simd"))]
+#[inline(always)]
+fn scale_min_codes<const FIVE: bool>(v: [v128; 2], high: &[v128; 2], j: usize) -> [v128; 4] {
+    let (mask, one) = (u16x8_splat(0x000F), u16x8_splat(1));
+    let shift = 4 * (j % 2) as u32;
+    let w = [
+        v128_and(u16x8_shr(v[0], shift), mask),
+        v128_and(u16x8_shr(v[1], shift), mask),
+        v128_and(u16x8_shr(v[0], shift + 8), mask),
+        v128_and(u16x8_shr(v[1], shift + 8), mask),
+    ];
+    if !FIVE {
+        return w;
+    }
+    // Bit j of the high byte of each value, as 16.
+    let fifth = |h: v128, sh: u32| i16x8_shl(v128_and(u16x8_shr(h, sh), one), 4);
+    let j = j as u32;
+    [
+        v128_or(w[0], fifth(high[0], j)),
+        v128_or(w[1], fifth(high[1], j)),
+        v128_or(w[2], fifth(high[0], j + 8)),
+        v128_or(w[3], fifth(high[1], j + 8)),
+    ]
+}
+
+/// A sub-block's codes times the activation block at `x`.
+/// # Safety
+/// As `dot4`.
+#[cfg(not(target_feature = "relaxed-simd"))]
+#[inline(always)]
+unsafe fn scale_min_dot(w: [v128; 4], x: *const v128) -> v128 {
+    // SAFETY: the caller's contract.
+    unsafe { dot4(w, x) }
 }
 
 /// One Q2_K super-block at `blk` against activation blocks `at[r]..at[r] + 8`.

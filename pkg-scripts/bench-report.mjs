@@ -96,7 +96,7 @@ export function renderSection(r) {
   out.push(`Measured ${when} by \`${r.command}\` (${r.seconds} s${r.quick ? "; --quick: fewer repeats, noisier" : ""}) on ` +
     `${m.cores} cores of \`${m.cpu}\` (${m.simd.join(", ") || "no AVX"}), ${m.memory_gib} GiB, load average ` +
     `${m.loadavg_start[0]} at the start and ${m.loadavg_end?.[0] ?? "?"} at the end; engine and page at ${src} ` +
-    `(\`www/pkg\` from \`pkg-scripts/build\`: release, +simd128, no wasm-opt); ${m.chromium ?? "Chromium"} headless; Node ${m.node}; ` +
+    `(\`www/pkg\` from \`pkg-scripts/build\`: release, +simd128, no wasm-opt; Chromium runs its relaxed-simd module, \`www/worker/engine-wasm.js\`); ${m.chromium ?? "Chromium"} headless; Node ${m.node}; ` +
     `${m.rustc ?? "rustc"}${llama ? `; ${llama.version}` : ""}. Everything runs on one thread but the "Every core" figures. The JSON of the run is ` +
     `\`target/bench/latest.json\` (the run before it on this kind of machine, \`previous-${machineKind(m).key}.json\`).`);
   if (r.failures.length) out.push(`\n**Not measured in this run:** ${r.failures.map((f) => `${f.measure} (${f.error})`).join("; ")}.`);
@@ -358,7 +358,7 @@ const method = (z) => [
     `previous logits; medians of ${z.nativeRepeats} repeats. P = 64 and D = 128, shortened to fit a model's context (bard: 64 + 64; kv-demo: 4 + 4). ` +
     "Load = opening the model (reading, dequantising, building). Peak memory: VmHWM of a separate run whose cache ends with " +
     "1,024 tokens (a 1,000-token prompt and 24 steps).",
-  `- **Chromium** (\`node pkg-scripts/bench-engine-wasm.mjs M ${z.wasmRepeats} --json\`): the wasm engine imported into a page, the model built from its ` +
+  `- **Chromium** (\`node pkg-scripts/bench-engine-wasm.mjs M ${z.wasmRepeats} --json\`): the wasm engine imported into a page (the module the page's worker would take), the model built from its ` +
     `files, then the same P and D through \`Playground.start\` and \`Playground.step\`, medians of ${z.wasmRepeats} repeats after one warm-up prefill ` +
     "(on a toy model a repeat runs until 50 ms have passed: the browser's clock ticks in 0.1 ms). Memory: the renderer process's " +
     "VmRSS and VmHWM (the tab) after the load and once the cache holds 1,024 tokens (a 1,000-token prompt, then steps), and the peak of its " +

@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import puppeteer from "puppeteer-core";
 import { startStaticServer, resolveUnderRoot, MIME_TYPES } from "../../pkg-scripts/static-server.mjs";
+import { ENGINE_MODULES } from "../../www/worker/engine-wasm.js";
 
 export { resolveUnderRoot, MIME_TYPES };
 
@@ -438,7 +439,7 @@ export async function nextEngineWorker(page, old) {
  *   (worker/engine-wasm.js ENGINE_MODULES): each gets its own copy of the glue
  * @returns {Promise<{ ids: number[], top: [number, number][] }[]>}
  */
-export async function wasmPromptLogits(page, file, prompts, module = "nexttoken_bg.wasm") {
+export async function wasmPromptLogits(page, file, prompts, module = ENGINE_MODULES.simd128) {
   const url = "/" + path.relative(WWW_ROOT, file);
   return page.evaluate(async ({ url, prompts, module }) => {
     const mod = await import(`/pkg/nexttoken.js?${module}`);

@@ -749,14 +749,8 @@ fn scale_min_codes<const FIVE: bool>(v: [v128; 2], high: &[v128; 2], j: usize) -
 }
 
 /// A sub-block's codes times the activation block at `x`.
-/// # Safety
-/// As `dot4`.
 #[cfg(not(target_feature = "relaxed-simd"))]
-#[inline(always)]
-unsafe fn scale_min_dot(w: [v128; 4], x: *const v128) -> v128 {
-    // SAFETY: the caller's contract.
-    unsafe { dot4(w, x) }
-}
+use dot4 as scale_min_dot;
 
 /// One Q2_K super-block at `blk` against activation blocks `at[r]..at[r] + 8`.
 /// # Safety

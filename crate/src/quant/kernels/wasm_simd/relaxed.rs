@@ -27,7 +27,7 @@ use crate::quant::kernels::format::BlockFormat;
 /// # Safety
 /// 32 bytes are readable at `x`.
 #[inline(always)]
-unsafe fn dot_bytes(w: [v128; 2], x: *const v128) -> v128 {
+pub(super) unsafe fn dot_bytes(w: [v128; 2], x: *const v128) -> v128 {
     // SAFETY: two loads of 16 bytes within the 32 at `x`.
     unsafe {
         let lo = i32x4_relaxed_dot_i8x16_i7x16_add(v128_load(x), w[0], i32x4_splat(0));
@@ -92,10 +92,4 @@ pub(super) fn scale_min_codes<const FIVE: bool>(v: [v128; 2], high: &[v128; 2], 
 }
 
 /// A Q4_K or Q5_K sub-block's codes times the activation block at `x`.
-/// # Safety
-/// 32 bytes are readable at `x`.
-#[inline(always)]
-pub(super) unsafe fn scale_min_dot(w: [v128; 2], x: *const v128) -> v128 {
-    // SAFETY: the caller's contract.
-    unsafe { dot_bytes(w, x) }
-}
+pub(super) use dot_bytes as scale_min_dot;

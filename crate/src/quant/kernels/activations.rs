@@ -12,8 +12,11 @@
 //! padded block contributes exactly 0.
 //!
 //! `Activations::quantize` is the portable definition; `quantize_simd128`
-//! (either layout) and `quantize_natural_avx2` compute the same numbers bit for
-//! bit (tested), because the kernels run on their output.
+//! (every layout) and `quantize_natural_avx2` compute the same numbers bit
+//! for bit (tested), because the kernels run on their output.
+//!
+//! (Over 400 lines: the definition, its two SIMD twins that must give its
+//! bits, and the tests that hold them to it, in one place.)
 
 use super::format::BLOCK;
 
@@ -32,6 +35,23 @@ pub(super) enum Layout {
     /// input row, saves the widening in every weight row's inner loop.
     #[cfg_attr(not(all(target_arch = "wasm32", target_feature = "simd128")), allow(dead_code))]
     Wide,
+    /// i8 in value order, split by sign: a block's 32 positive parts
+    /// `max(q, 0)`, then its 32 negative parts `max(−q, 0)`, all 0..=127.
+    /// relaxed-simd's dot product takes one operand as bytes of 0..=127
+    /// only, and a Q8_0 block's codes are any i8: `w·q = w·q⁺ − w·q⁻` keeps
+    /// both products exact.
+    #[cfg_attr(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")), allow(dead_code))]
+    Split,
+}
+
+impl Layout {
+    /// Code bytes a block takes in this layout.
+    pub(super) const fn block_bytes(self) -> usize {
+        match self {
+            Layout::Natural => BLOCK,
+            Layout::Wide | Layout::Split => 2 * BLOCK,
+        }
+    }
 }
 
 /// The wasm order: `WIDE_ORDER[p]` is the value at position `p` of a block.
@@ -58,7 +78,8 @@ pub(super) struct Activations {
     pub s: Vec<f32>,
     /// `Σ q` per block: (rows, stride).
     pub qsum: Vec<i32>,
-    /// Codes for `Layout::Natural`: (rows, stride, 32); empty otherwise.
+    /// Codes for `Layout::Natural`: (rows, stride, 32); for `Layout::Split`:
+    /// (rows, stride, 64); empty otherwise.
     pub q8: Vec<i8>,
     /// Codes for `Layout::Wide`: (rows, stride, 32); empty otherwise.
     pub q16: Vec<i16>,
@@ -86,7 +107,10 @@ impl Activations {
             d: vec![0.0; rows * stride],
             s: vec![0.0; rows * stride],
             qsum: vec![0; rows * stride],
-            q8: if layout == Layout::Natural { vec![0; codes] } else { Vec::new() },
+            q8: match layout {
+                Layout::Natural | Layout::Split => vec![0; rows * stride * layout.block_bytes()],
+                Layout::Wide => Vec::new(),
+            },
             q16: if layout == Layout::Wide { vec![0; codes] } else { Vec::new() },
         }
     }
@@ -110,6 +134,12 @@ impl Activations {
                 a.set_block(at, d, sum);
                 match layout {
                     Layout::Natural => a.q8[at * BLOCK..][..BLOCK].copy_from_slice(&q),
+                    Layout::Split => {
+                        let (pos, neg) = a.q8[at * 2 * BLOCK..][..2 * BLOCK].split_at_mut(BLOCK);
+                        for ((p, n), &v) in pos.iter_mut().zip(neg).zip(&q) {
+                            (*p, *n) = (v.max(0), (-v).max(0));
+                        }
+                    }
                     Layout::Wide => {
                         let dst = &mut a.q16[at * BLOCK..][..BLOCK];
                         for (p, &v) in WIDE_ORDER.iter().enumerate() {
@@ -166,8 +196,9 @@ pub(super) fn quantize_simd128(x: &[f32], rows: usize, k: usize, layout: Layout)
             // SAFETY: `xs` holds 32 f32, and the block's codes 32 values.
             let (d, sum) = unsafe {
                 match layout {
-                    Layout::Wide => quantize_block_simd128::<true>(xs.as_ptr(), a.q16[at * BLOCK..][..BLOCK].as_mut_ptr() as *mut u8),
-                    Layout::Natural => quantize_block_simd128::<false>(xs.as_ptr(), a.q8[at * BLOCK..][..BLOCK].as_mut_ptr() as *mut u8),
+                    Layout::Wide => quantize_block_simd128::<WIDE>(xs.as_ptr(), a.q16[at * BLOCK..][..BLOCK].as_mut_ptr() as *mut u8),
+                    Layout::Natural => quantize_block_simd128::<NATURAL>(xs.as_ptr(), a.q8[at * BLOCK..][..BLOCK].as_mut_ptr() as *mut u8),
+                    Layout::Split => quantize_block_simd128::<SPLIT>(xs.as_ptr(), a.q8[at * 2 * BLOCK..][..2 * BLOCK].as_mut_ptr() as *mut u8),
                 }
             };
             a.set_block(at, d, sum);
@@ -176,13 +207,21 @@ pub(super) fn quantize_simd128(x: &[f32], rows: usize, k: usize, layout: Layout)
     a
 }
 
-/// One block of 32 values at `xs` to codes at `dst`: 32 i16 in
-/// `Layout::Wide` order (`WIDE`) or 32 i8 in value order; returns (d, Σ q).
+/// `quantize_block_simd128`'s layouts (a const parameter cannot be an enum).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+const NATURAL: u8 = 0;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+const WIDE: u8 = 1;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+const SPLIT: u8 = 2;
+
+/// One block of 32 values at `xs` to codes at `dst` in the layout `LAYOUT`
+/// names (32 i16, 32 i8 or 64 i8); returns (d, Σ q).
 /// # Safety
-/// 32 f32 are readable at `xs` and 32 codes writable at `dst`.
+/// 32 f32 are readable at `xs` and the layout's block of codes writable at `dst`.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
-unsafe fn quantize_block_simd128<const WIDE: bool>(xs: *const f32, dst: *mut u8) -> (f32, i32) {
+unsafe fn quantize_block_simd128<const LAYOUT: u8>(xs: *const f32, dst: *mut u8) -> (f32, i32) {
     use core::arch::wasm32::*;
     // SAFETY: eight loads of four f32 within the 32 at `xs`.
     let v: [v128; 8] = core::array::from_fn(|i| unsafe { v128_load(xs.add(4 * i) as *const v128) });
@@ -201,7 +240,7 @@ unsafe fn quantize_block_simd128<const WIDE: bool>(xs: *const f32, dst: *mut u8)
     let clamp = |a: v128, b: v128| i16x8_min(i16x8_max(i16x8_narrow_i32x4(a, b), lo), hi);
     // n[i] holds values 8i..8i + 8.
     let n = [clamp(q[0], q[1]), clamp(q[2], q[3]), clamp(q[4], q[5]), clamp(q[6], q[7])];
-    if WIDE {
+    if LAYOUT == WIDE {
         // The layout wants evens and odds apart.
         let g = [
             i16x8_shuffle::<0, 2, 4, 6, 8, 10, 12, 14>(n[0], n[1]),
@@ -214,11 +253,20 @@ unsafe fn quantize_block_simd128<const WIDE: bool>(xs: *const f32, dst: *mut u8)
             unsafe { v128_store(dst.add(16 * i) as *mut v128, gi) };
         }
     } else {
-        // SAFETY: two stores of 16 i8 within the 32 at `dst`; the codes are
-        // within −127..=127, so the narrowing does not saturate.
+        // The codes are within −127..=127, so the narrowing does not saturate.
+        let bytes = [i8x16_narrow_i16x8(n[0], n[1]), i8x16_narrow_i16x8(n[2], n[3])];
+        // SAFETY: two stores of 16 i8 within the 32 at `dst`, or four within the 64.
         unsafe {
-            v128_store(dst as *mut v128, i8x16_narrow_i16x8(n[0], n[1]));
-            v128_store(dst.add(16) as *mut v128, i8x16_narrow_i16x8(n[2], n[3]));
+            if LAYOUT == SPLIT {
+                let zero = i8x16_splat(0);
+                for (i, b) in bytes.into_iter().enumerate() {
+                    v128_store(dst.add(16 * i) as *mut v128, i8x16_max(b, zero));
+                    v128_store(dst.add(32 + 16 * i) as *mut v128, i8x16_max(i8x16_neg(b), zero));
+                }
+            } else {
+                v128_store(dst as *mut v128, bytes[0]);
+                v128_store(dst.add(16) as *mut v128, bytes[1]);
+            }
         }
     }
     // |Σ| of four codes ≤ 508 fits i16 before widening.
@@ -317,6 +365,23 @@ mod tests {
     }
 
     #[test]
+    fn split_layout_is_natural_as_positive_minus_negative_parts() {
+        let x: Vec<f32> = (0..64).map(|i| ((i * 53 % 29) as f32 - 14.2) * 0.61).collect();
+        let n = Activations::quantize(&x, 1, 64, Layout::Natural);
+        let s = Activations::quantize(&x, 1, 64, Layout::Split);
+        assert_eq!(s.q8.len(), 2 * n.q8.len());
+        for b in 0..2 {
+            let (pos, neg) = s.q8[b * 2 * BLOCK..][..2 * BLOCK].split_at(BLOCK);
+            for j in 0..BLOCK {
+                assert!((0..=127).contains(&pos[j]) && (0..=127).contains(&neg[j]), "block {b} value {j}");
+                assert!(pos[j] == 0 || neg[j] == 0);
+                assert_eq!(pos[j] - neg[j], n.q8[b * BLOCK + j]);
+            }
+        }
+        assert_eq!((&s.d, &s.qsum), (&n.d, &n.qsum));
+    }
+
+    #[test]
     fn zero_and_non_finite_blocks_have_no_codes() {
         let mut x = vec![0f32; 96];
         x[40] = f32::INFINITY;
@@ -339,7 +404,7 @@ mod tests {
         x[100] = f32::INFINITY;
         x[130..160].fill(1e-35);
         x[31] = 127.0;
-        for layout in [Layout::Wide, Layout::Natural] {
+        for layout in [Layout::Wide, Layout::Natural, Layout::Split] {
             let (fast, slow) = (quantize_simd128(&x, 2, 96, layout), Activations::quantize(&x, 2, 96, layout));
             assert_eq!((&fast.q16, &fast.q8), (&slow.q16, &slow.q8), "{layout:?}");
             assert_eq!(fast.qsum, slow.qsum);

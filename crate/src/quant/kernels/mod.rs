@@ -13,7 +13,8 @@
 //!
 //! Paths, chosen at compile time (wasm) or run time (x86_64):
 //! - `wasm_simd`: wasm32 with `simd128` (the browser build), its nibble
-//!   formats on relaxed-simd's byte dot product where the build has it;
+//!   formats and Q8_0 on relaxed-simd's byte dot product where the build
+//!   has it;
 //! - `x86`: x86_64 with AVX2 + FMA + F16C, detected at run time;
 //! - `scalar`: everything else, and the reference for tests.
 //!

@@ -82,7 +82,8 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
 trait Kernel {
     const FORMAT: BlockFormat;
     /// `Wide`: the codes are four i16x8 vectors in that order (`dot4`);
-    /// `Natural`: two vectors of bytes in value order (relaxed-simd's).
+    /// `Natural` and `Split`: two vectors of bytes in value order
+    /// (relaxed-simd's).
     const LAYOUT: Layout;
     type Codes: Copy;
     /// # Safety
@@ -104,17 +105,14 @@ unsafe fn act_codes(a: &Activations, layout: Layout, at: usize) -> *const v128 {
     unsafe {
         match layout {
             Layout::Wide => a.q16.as_ptr().add(at * BLOCK) as *const v128,
-            Layout::Natural => a.q8.as_ptr().add(at * BLOCK) as *const v128,
+            Layout::Natural | Layout::Split => a.q8.as_ptr().add(at * layout.block_bytes()) as *const v128,
         }
     }
 }
 
 /// The v128 vectors one block of activation codes takes in `layout`.
 const fn vectors_per_block(layout: Layout) -> usize {
-    match layout {
-        Layout::Wide => 4,
-        Layout::Natural => 2,
-    }
+    layout.block_bytes() / 16
 }
 
 /// Kernels that unpack to `Layout::Wide` codes.
@@ -206,6 +204,7 @@ static FIFTH_BITS: [u64; 256] = {
     t
 };
 
+#[cfg(not(target_feature = "relaxed-simd"))]
 impl Kernel for Q8 {
     const FORMAT: BlockFormat = BlockFormat::Q8_0;
     wide_kernel!();

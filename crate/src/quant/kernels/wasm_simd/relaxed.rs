@@ -1,4 +1,4 @@
-//! The Q4_0, Q4_1, Q5_0, Q5_1, Q4_K and Q5_K kernels of a build with
+//! The Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q5_K kernels of a build with
 //! relaxed-simd.
 //!
 //! `i32x4.relaxed_dot_i8x16_i7x16_add_s` multiplies 16 signed bytes by 16
@@ -17,10 +17,17 @@
 //! order, as the nibbles come: a block's 16 bytes hold values 0..16 in their
 //! low halves and 16..32 in their high halves; a Q4_K or Q5_K sub-block's
 //! 32 bytes hold its values in order, in the low or the high halves.
+//!
+//! Q8_0's codes are any i8, so neither operand is 0..=127 as it stands. Its
+//! activations come in `Layout::Split`, their positive and negative parts
+//! (both 0..=127), and a block is `w·q⁺ − w·q⁻`: two products per 16 bytes,
+//! each pair at most 2·128·127 < 2^15, and no code needs a special case.
+//! On a machine with AVX-VNNI each product is one `vpdpbusd`, where the
+//! simd128 kernel sign-extends the codes into four i16 vectors first.
 
 use core::arch::wasm32::*;
 
-use super::{Kernel, Layout, Q4, Q5, q5_bytes};
+use super::{Kernel, Layout, Q4, Q5, Q8, q5_bytes};
 use crate::quant::kernels::format::BlockFormat;
 
 /// The codes (bytes, values 0..16 and 16..32) times the activation block at `x`.
@@ -65,6 +72,29 @@ impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5<HIGH, 
     unsafe fn dot(w: [v128; 2], x: *const v128) -> v128 {
         // SAFETY: the caller's contract.
         unsafe { dot_bytes(w, x) }
+    }
+}
+
+impl Kernel for Q8 {
+    const FORMAT: BlockFormat = BlockFormat::Q8_0;
+    const LAYOUT: Layout = Layout::Split;
+    type Codes = [v128; 2];
+    #[inline(always)]
+    unsafe fn load(blk: *const u8) -> [v128; 2] {
+        // SAFETY: a Q8_0 block holds 32 code bytes from 2 on.
+        unsafe { [v128_load(blk.add(2) as *const v128), v128_load(blk.add(18) as *const v128)] }
+    }
+    #[inline(always)]
+    unsafe fn dot(w: [v128; 2], x: *const v128) -> v128 {
+        // SAFETY: the block's 64 bytes at `x`: positive parts, then negative.
+        unsafe {
+            let zero = i32x4_splat(0);
+            let pos = i32x4_relaxed_dot_i8x16_i7x16_add(w[0], v128_load(x), zero);
+            let pos = i32x4_relaxed_dot_i8x16_i7x16_add(w[1], v128_load(x.add(1)), pos);
+            let neg = i32x4_relaxed_dot_i8x16_i7x16_add(w[0], v128_load(x.add(2)), zero);
+            let neg = i32x4_relaxed_dot_i8x16_i7x16_add(w[1], v128_load(x.add(3)), neg);
+            i32x4_sub(pos, neg)
+        }
     }
 }
 

@@ -112,22 +112,75 @@ fn run_split(out: &mut [f32], rows: usize, n: usize, per: usize, band: &(impl Fn
 }
 
 /// Disjoint pieces of one buffer, each handed to the one task of its index.
-struct Pieces<'a>(Vec<UnsafeCell<Option<&'a mut [f32]>>>);
+struct Pieces<'a, V>(Vec<UnsafeCell<Option<&'a mut [V]>>>);
 
 // SAFETY: piece `i` is only ever taken by task `i`, which `for_each_task`
 // runs exactly once, so no two threads touch the same piece.
-unsafe impl Sync for Pieces<'_> {}
+unsafe impl<V: Send> Sync for Pieces<'_, V> {}
 
-impl<'a> Pieces<'a> {
-    fn new(pieces: Vec<&'a mut [f32]>) -> Self {
+impl<'a, V> Pieces<'a, V> {
+    fn new(pieces: Vec<&'a mut [V]>) -> Self {
         Pieces(pieces.into_iter().map(|p| UnsafeCell::new(Some(p))).collect())
     }
 
     /// Task `i`'s piece (once).
     #[allow(clippy::mut_from_ref)]
-    fn take(&self, i: usize) -> &'a mut [f32] {
+    fn take(&self, i: usize) -> &'a mut [V] {
         // SAFETY: see the Sync impl: index i belongs to task i alone.
         unsafe { (*self.0[i].get()).take().expect("each piece is taken once") }
+    }
+}
+
+/// Values per chunk of a pass over a vocabulary (`map_chunks`): fixed, so
+/// that each chunk's partial sums, added in chunk order, are the same at
+/// any thread count. A vocabulary up to this size (SmolLM2's 49,152) is
+/// one chunk, one loop on the calling thread; Gemma 3's 262,144 is four.
+pub const VOCAB_CHUNK: usize = 65_536;
+
+/// `f(range)` for the ranges `0..chunk`, `chunk..2·chunk`, … covering
+/// `0..n`, across the threads in force; the results in range order. The
+/// ranges depend on `n` and `chunk` alone, never on the thread count.
+pub fn map_chunks<T: Send>(n: usize, chunk: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
+    let chunk = chunk.max(1);
+    let tasks = n.div_ceil(chunk);
+    if tasks <= 1 {
+        return vec![f(0..n)];
+    }
+    let slots = Slots::new(tasks);
+    for_each_task(tasks, &|i| slots.put(i, f(i * chunk..((i + 1) * chunk).min(n))));
+    slots.into_results()
+}
+
+/// `map_chunks` over the chunks of `out`: `f(range, piece)` gets
+/// `out[range]` to write.
+pub fn map_chunks_mut<V: Send, T: Send>(out: &mut [V], chunk: usize, f: impl Fn(Range<usize>, &mut [V]) -> T + Sync) -> Vec<T> {
+    let (chunk, n) = (chunk.max(1), out.len());
+    if n <= chunk {
+        return vec![f(0..n, out)];
+    }
+    let pieces = Pieces::new(out.chunks_mut(chunk).collect());
+    map_chunks(n, chunk, |range| f(range.clone(), pieces.take(range.start / chunk)))
+}
+
+/// One result per task, each written by its own task.
+struct Slots<T>(Vec<UnsafeCell<Option<T>>>);
+
+// SAFETY: slot `i` is only written by task `i`, which runs exactly once,
+// and read after every task has finished.
+unsafe impl<T: Send> Sync for Slots<T> {}
+
+impl<T> Slots<T> {
+    fn new(n: usize) -> Self {
+        Slots((0..n).map(|_| UnsafeCell::new(None)).collect())
+    }
+
+    fn put(&self, i: usize, value: T) {
+        // SAFETY: see the Sync impl: slot i belongs to task i alone.
+        unsafe { *self.0[i].get() = Some(value) };
+    }
+
+    fn into_results(self) -> Vec<T> {
+        self.0.into_iter().map(|c| c.into_inner().expect("every task ran")).collect()
     }
 }
 
@@ -174,6 +227,28 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn chunks_cover_the_range_in_order_at_any_thread_count() {
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                assert_eq!(map_chunks(10, 4, |r| r), vec![0..4, 4..8, 8..10]);
+                assert_eq!(map_chunks(3, 4, |r| r), vec![0..3]);
+                assert_eq!(map_chunks(0, 4, |r| r), vec![0..0]);
+                let mut out = vec![0u32; 1001];
+                let lens = map_chunks_mut(&mut out, 100, |r, piece| {
+                    for (v, i) in piece.iter_mut().zip(r.clone()) {
+                        *v = i as u32;
+                    }
+                    piece.len()
+                });
+                assert_eq!(lens.len(), 11);
+                assert!(lens[..10].iter().all(|&l| l == 100) && lens[10] == 1);
+                assert!(out.iter().enumerate().all(|(i, &v)| v == i as u32), "{threads} threads: every value from its own index");
+            });
         }
     }
 

@@ -4,6 +4,8 @@
 
 use std::cmp::Ordering;
 
+use crate::threads;
+
 /// A token still in play: its probability and its id, side by side so the
 /// selections below compare without chasing indices.
 pub(crate) type Candidate = (f64, u32);
@@ -69,17 +71,34 @@ pub(crate) fn settle_ties(mask: Vec<bool>, probs: &[f64], ties: super::settings:
 ///
 /// One pass with a buffer of a few times `n`: whenever it fills, its best
 /// `n` stay and the worst of them becomes the bar a value must beat to be
-/// taken, so a 262,144-token vocabulary needs no vocabulary-sized copy.
+/// taken, so a 262,144-token vocabulary needs no vocabulary-sized copy. A
+/// vocabulary over `threads::VOCAB_CHUNK` is read in chunks across threads,
+/// each chunk's best `n` then one selection among them: the order is total,
+/// so the result is the same.
 pub fn top_indices(values: &[f64], n: usize) -> Vec<usize> {
     let n = n.min(values.len());
     if n == 0 {
         return Vec::new();
     }
+    let chunk = threads::VOCAB_CHUNK;
+    let mut candidates = if values.len() <= chunk {
+        best_of(values, 0, n)
+    } else {
+        threads::map_chunks(values.len(), chunk, |range| best_of(&values[range.clone()], range.start, n)).concat()
+    };
+    partition_best(&mut candidates, n);
+    candidates.truncate(n);
+    candidates.sort_unstable_by(compare_candidates);
+    candidates.into_iter().map(|(_, id)| id as usize).collect()
+}
+
+/// The `n` best of `values` (ids from `first` on), in no particular order.
+fn best_of(values: &[f64], first: usize, n: usize) -> Vec<Candidate> {
     let room = 4 * n.max(16);
     let mut candidates: Vec<Candidate> = Vec::with_capacity(room.min(values.len()));
     let mut bar: Option<Candidate> = None;
     for (i, &v) in values.iter().enumerate() {
-        let c = (v, i as u32);
+        let c = (v, (first + i) as u32);
         if bar.is_some_and(|b| compare_candidates(&c, &b) != Ordering::Less) {
             continue;
         }
@@ -92,8 +111,7 @@ pub fn top_indices(values: &[f64], n: usize) -> Vec<usize> {
     }
     partition_best(&mut candidates, n);
     candidates.truncate(n);
-    candidates.sort_unstable_by(compare_candidates);
-    candidates.into_iter().map(|(_, id)| id as usize).collect()
+    candidates
 }
 
 /// Rank of `id` among `values` in the one order, 1 = first: the row
@@ -312,6 +330,22 @@ mod tests {
             }
             for (row, &id) in full.iter().enumerate() {
                 assert_eq!(rank_of(&z, id as usize), row + 1);
+            }
+        }
+    }
+
+    /// A vocabulary of several chunks, read across threads: the same rows.
+    #[cfg(feature = "threads")]
+    #[test]
+    fn top_indices_over_several_chunks_follow_the_ranking_at_any_thread_count() {
+        let mut rng = Rng::new(35);
+        let n = 3 * threads::VOCAB_CHUNK + 77;
+        for (name, z) in logit_cases(&mut rng, n) {
+            let full = comparison_rank_descending(&z);
+            let want: Vec<usize> = full.iter().take(64).map(|&id| id as usize).collect();
+            for t in [1, 2, 4] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
+                assert_eq!(pool.install(|| top_indices(&z, 64)), want, "{name}, {t} threads");
             }
         }
     }

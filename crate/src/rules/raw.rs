@@ -136,12 +136,18 @@ pub(crate) fn check_logits(logits: &[f64]) -> Result<()> {
         crate::bail!("the logits are empty: at least one token is needed");
     }
     // Sound logits, every step: one pass without early exits (it
-    // vectorises), where the three searches below read a vocabulary each.
-    let (mut broken, mut possible) = (false, false);
-    for &z in logits {
-        broken |= z.is_nan() | (z == f64::INFINITY);
-        possible |= z != f64::NEG_INFINITY;
-    }
+    // vectorises; by chunks across threads), where the three searches below
+    // read a vocabulary each.
+    let parts = crate::threads::map_chunks(logits.len(), crate::threads::VOCAB_CHUNK, |range| {
+        let (mut broken, mut possible) = (false, false);
+        for &z in &logits[range] {
+            broken |= z.is_nan() | (z == f64::INFINITY);
+            possible |= z != f64::NEG_INFINITY;
+        }
+        (broken, possible)
+    });
+    let broken = parts.iter().any(|p| p.0);
+    let possible = parts.iter().any(|p| p.1);
     if !broken && possible {
         return Ok(());
     }

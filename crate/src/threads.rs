@@ -5,6 +5,11 @@
 //! and in the same order as on one thread, so the results are bit-identical
 //! whatever the thread count; the band edges never change a value.
 //!
+//! A step's passes over the vocabulary (the softmax, the entropy curve, the
+//! top rows) go by `map_chunks`: chunks fixed by the vocabulary's size
+//! alone, whose partial sums the caller adds in chunk order, so those too
+//! are the same bits at any thread count.
+//!
 //! Natively (the `threads` feature, part of the CLI) the bands run on rayon's
 //! pool in force: its global pool (`RAYON_NUM_THREADS`, all cores by default)
 //! or one a caller `install`s. In a wasm build with shared memory (the

@@ -54,4 +54,15 @@ pub(crate) mod test_util {
     pub(crate) fn same_bits(a: &[f64], b: &[f64]) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
     }
+
+    /// `f` with `threads` threads in force (on one without the `threads` feature).
+    pub(crate) fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+        #[cfg(feature = "threads")]
+        return rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f);
+        #[cfg(not(feature = "threads"))]
+        return {
+            let _ = threads;
+            f()
+        };
+    }
 }

@@ -6,7 +6,7 @@
 //!
 //! The entry point is `pipeline::run_rules`. The modules form a DAG, leaves
 //! first: `kind` (the stage list, the stages' and presets' names), `exp`,
-//! `softmax`, `ranking` → `settings` → `fields` (what a setting is: range,
+//! `vocab_sum` (how a sum over the vocabulary is taken), `softmax`, `ranking` → `settings` → `fields` (what a setting is: range,
 //! words, flag, control) → `stage` (a measured column, its
 //! renormalisation) → `raw` (the position's raw distribution) → `spec` (what
 //! a stage is) → the rules, one file each with its `SPEC` and the fields it
@@ -41,6 +41,7 @@ mod softmax;
 mod spec;
 mod stage;
 mod state;
+mod vocab_sum;
 
 /// The stages' modules, one per line of the stage list (`kind::with_stages`).
 macro_rules! stage_modules {

@@ -204,6 +204,29 @@ mod tests {
         }
     }
 
+    /// Over several chunks (`vocab_sum`), as Gemma 3's vocabulary: the raw
+    /// stage's one pass gives the bits of a stage measured the general way,
+    /// on any thread count.
+    #[test]
+    fn the_raw_stage_of_several_chunks_is_the_general_stage_bit_for_bit() {
+        use crate::rules::Stage;
+        use crate::test_util::on_threads;
+        let mut rng = Rng::new(6);
+        let n = 2 * crate::threads::VOCAB_CHUNK + 4321;
+        let mut z = logits(&mut rng, n);
+        z[n - 1] = 9.0;
+        let expected = on_threads(1, || {
+            let probs = crate::rules::softmax(&z);
+            Stage::from_logits("raw", &z, &probs)
+        });
+        for threads in [1, 2, 4] {
+            let raw = on_threads(threads, || RawDistribution::new(z.clone()).unwrap());
+            assert_eq!(raw.stage, expected, "{threads} threads");
+            assert_eq!(raw.stage.entropy_nats.to_bits(), expected.entropy_nats.to_bits());
+            assert_eq!(raw.stage.kept_mass.to_bits(), expected.kept_mass.to_bits());
+        }
+    }
+
     #[test]
     fn the_ranking_gives_the_same_sets_as_the_rules() {
         let mut rng = Rng::new(21);

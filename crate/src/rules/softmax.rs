@@ -1,6 +1,7 @@
 //! Softmax, entropy and argmax: the measurements every stage reports.
 
 use super::exp::exp;
+use super::vocab_sum::{sum_by_chunks, sum_of_ids};
 use crate::threads;
 
 /// The largest value, NaNs ignored; `-inf` for an empty slice. (A plain
@@ -178,27 +179,37 @@ pub fn softmax_near(logits: &[f64], base: &Nearby) -> Softmax {
 /// Shannon entropy in nats of `probs`, given that `ln p_i = logits_i -
 /// log_norm` wherever `p_i > 0` (a `Softmax`'s, or a renormalised subset's
 /// with `log_norm + ln(kept mass)`). Equals `entropy_nats(probs)` up to
-/// rounding; falls back to it when `log_norm` is not finite.
+/// rounding; falls back to it when `log_norm` is not finite. Summed as
+/// `vocab_sum` says, on the threads in force.
 pub fn entropy_nats_from_logits(probs: &[f64], logits: &[f64], log_norm: f64) -> f64 {
     if !log_norm.is_finite() {
         return entropy_nats(probs);
     }
-    let h: f64 = probs
-        .iter()
-        .zip(logits)
-        .filter(|(p, _)| **p > 0.0)
-        .map(|(&p, &z)| -p * (z - log_norm))
-        .sum();
+    let h = sum_by_chunks(probs.len(), |range| {
+        let mut h = 0.0;
+        for (&p, &z) in probs[range.clone()].iter().zip(&logits[range]) {
+            if p > 0.0 {
+                h += entropy_term(p, z, log_norm);
+            }
+        }
+        h
+    });
     if h > 0.0 { h } else { 0.0 }
 }
 
+/// A possible token's share of an entropy, `-p ln p` with `ln p = z - log_norm`.
+#[inline]
+pub(crate) fn entropy_term(p: f64, z: f64, log_norm: f64) -> f64 {
+    -p * (z - log_norm)
+}
+
 /// `entropy_nats_from_logits` of a distribution given as its possible
-/// tokens (id, probability), ids ascending: the same terms in the same
-/// order, so the same bits.
+/// tokens (id, probability), ids ascending: the same terms added the same
+/// way (`vocab_sum::sum_of_ids`), so the same bits.
 pub fn entropy_nats_of(kept: &[(u32, f64)], logits: &[f64], log_norm: f64) -> f64 {
     let possible = kept.iter().filter(|c| c.1 > 0.0);
     let h: f64 = if log_norm.is_finite() {
-        possible.map(|&(i, p)| -p * (logits[i as usize] - log_norm)).sum()
+        sum_of_ids(possible.map(|&(i, p)| (i, entropy_term(p, logits[i as usize], log_norm))))
     } else {
         possible.map(|&(_, p)| -p * p.ln()).sum()
     };

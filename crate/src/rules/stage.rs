@@ -5,7 +5,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::probs::Probs;
-use super::softmax::{Nearby, Softmax, entropy_nats_from_logits, entropy_nats_of, softmax_near, softmax_parts};
+use super::softmax::{Nearby, Softmax, entropy_nats_from_logits, entropy_nats_of, entropy_term, softmax_near, softmax_parts};
+use super::vocab_sum::sum_of_ids;
+use crate::threads::{self, VOCAB_CHUNK};
 
 /// The distribution after one stage of the pipeline (or one rule alone).
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -77,13 +79,9 @@ impl Stage {
     pub(crate) fn measured_against_itself(name: &str, softmax: Softmax, logits: &[f64]) -> Self {
         let Softmax { probs, log_norm } = softmax;
         // The entropy summed in the kept set's own pass (Gemma 3: one pass
-        // of 262,144 fewer per step): `entropy_nats_from_logits`'s terms in
-        // its order, so its bits. Adding -0.0 for a dropped token leaves any
-        // sum as it is.
-        let mut h = -0.0;
-        let (kept, kept_count, kept_mass) = kept_set_and(&probs, &probs, |i, k| {
-            h += if k { -probs[i] * (logits[i] - log_norm) } else { -0.0 };
-        });
+        // of 262,144 fewer per step): `entropy_nats_from_logits`'s terms,
+        // added the same way, so its bits.
+        let (kept, kept_count, kept_mass, h) = kept_set_summing(&probs, &probs, |i| entropy_term(probs[i], logits[i], log_norm));
         let nats = match log_norm.is_finite() {
             true if h > 0.0 => h,
             true => 0.0,
@@ -167,11 +165,11 @@ impl Stage {
     /// `with_entropy` makes of the same numbers.
     fn from_kept(name: &str, len: usize, kept: Vec<(u32, f64)>, entropy_nats: f64, raw_probs: &[f64]) -> Self {
         let mut mask = vec![false; len];
-        let mut kept_mass = 0.0;
         for &(i, _) in &kept {
             mask[i as usize] = true;
-            kept_mass += raw_probs[i as usize];
         }
+        // `kept_set`'s sum, over the kept tokens alone.
+        let kept_mass = sum_of_ids(kept.iter().map(|&(i, _)| (i, raw_probs[i as usize])));
         let kept_count = kept.len();
         let probs = if is_few(kept_count, len) {
             let (ids, values) = kept.into_iter().unzip();
@@ -215,25 +213,35 @@ impl Stage {
 }
 
 /// The kept set of `probs` (`p > 0`), its size and its mass under
-/// `raw_probs`, in one pass. Adding 0.0 for a dropped token leaves the sum's
-/// bits as skipping it would (the sum starts at +0.0 and raw probabilities
-/// are not negative), and keeps the loop free of branches.
+/// `raw_probs`, in one pass on the threads in force, the mass summed as
+/// `vocab_sum` says. Adding 0.0 for a dropped token leaves the sum's bits as
+/// skipping it would (the sum starts at +0.0 and raw probabilities are not
+/// negative), and keeps the loop free of branches.
 fn kept_set(probs: &[f64], raw_probs: &[f64]) -> (Vec<bool>, usize, f64) {
-    kept_set_and(probs, raw_probs, |_, _| {})
+    // Adding -0.0 changes no sum: the compiler drops the second one.
+    let (kept, count, mass, _) = kept_set_summing(probs, raw_probs, |_| -0.0);
+    (kept, count, mass)
 }
 
-/// `kept_set`, telling `each(i, kept)` of every token in the same pass.
-fn kept_set_and(probs: &[f64], raw_probs: &[f64], mut each: impl FnMut(usize, bool)) -> (Vec<bool>, usize, f64) {
-    let mut kept = Vec::with_capacity(probs.len());
-    let (mut kept_count, mut kept_mass) = (0, 0.0);
-    for (i, (&p, &raw)) in probs.iter().zip(raw_probs).enumerate() {
-        let k = p > 0.0;
-        kept.push(k);
-        kept_count += k as usize;
-        kept_mass += if k { raw } else { 0.0 };
-        each(i, k);
-    }
-    (kept, kept_count, kept_mass)
+/// `kept_set`, and in the same pass the sum of `term(i)` over the kept
+/// tokens, taken the same way.
+fn kept_set_summing(probs: &[f64], raw_probs: &[f64], term: impl Fn(usize) -> f64 + Sync) -> (Vec<bool>, usize, f64, f64) {
+    let mut kept = vec![false; probs.len()];
+    let parts = threads::map_chunks_mut(&mut kept, VOCAB_CHUNK, |range, out| {
+        let (mut count, mut mass, mut sum) = (0, 0.0, 0.0);
+        let pairs = probs[range.clone()].iter().zip(&raw_probs[range.clone()]);
+        for ((k, (&p, &raw)), i) in out.iter_mut().zip(pairs).zip(range) {
+            *k = p > 0.0;
+            count += *k as usize;
+            mass += if *k { raw } else { 0.0 };
+            sum += if *k { term(i) } else { -0.0 };
+        }
+        (count, mass, sum)
+    });
+    let count = parts.iter().map(|p| p.0).sum();
+    let mass = parts.iter().fold(0.0, |total, p| total + p.1);
+    let sum = parts.iter().fold(0.0, |total, p| total + p.2);
+    (kept, count, mass, sum)
 }
 
 /// The ids where `kept` is true, ascending.
@@ -276,13 +284,18 @@ mod tests {
     use super::*;
     use crate::rng::Rng;
     use crate::rules::{Order, RuleSettings, entropy_nats, run_pipeline};
-    use crate::test_util::same_bits;
+    use crate::test_util::{on_threads, same_bits};
 
     #[test]
     fn a_stage_read_from_its_support_is_the_stage_read_from_the_whole_vocabulary() {
         let mut rng = Rng::new(11);
         for round in 0..50 {
-            let n = 2048;
+            // Every tenth round a vocabulary of several chunks, as Gemma 3's
+            // (`vocab_sum`), its whole-vocabulary passes on 1, 2 or 4 threads.
+            let (n, threads) = match round % 10 {
+                0 => (2 * VOCAB_CHUNK + 1000, [1, 2, 4][round / 10 % 3]),
+                _ => (2048, 1),
+            };
             // A truncated distribution: a few dozen possible tokens (one of them
             // rounded to 0), -inf logits elsewhere; a mask that also marks
             // impossible tokens, as a cut's mask may.
@@ -298,7 +311,7 @@ mod tests {
             probs[support[round % support.len()] as usize] = 0.0;
             let mask: Vec<bool> = (0..n).map(|_| rng.next_f64() < 0.5).collect();
             let raw: Vec<f64> = (0..n).map(|_| rng.next_f64() / n as f64).collect();
-            let dense = Stage::renormalized("cut", &probs, &mask, &logits, soft.log_norm, &raw);
+            let dense = on_threads(threads, || Stage::renormalized("cut", &probs, &mask, &logits, soft.log_norm, &raw));
             let among = Stage::renormalized_among("cut", &Probs::whole(probs.clone()), &mask, &support, &logits, soft.log_norm, &raw);
             assert!(same_bits(&dense.0.probs, &among.0.probs), "round {round}");
             assert_eq!(dense.0.kept, among.0.kept);
@@ -313,7 +326,7 @@ mod tests {
             let all: Vec<f64> = (0..n).map(|_| rng.next_normal() * 3.0).collect();
             let whole = crate::rules::softmax::softmax_parts(&all);
             let few: Vec<bool> = (0..n).map(|_| rng.next_f64() < 0.02).collect();
-            let dense = Stage::renormalized("cut", &whole.probs, &few, &all, whole.log_norm, &raw);
+            let dense = on_threads(threads, || Stage::renormalized("cut", &whole.probs, &few, &all, whole.log_norm, &raw));
             let among = Stage::renormalized_among("cut", &Probs::whole(whole.probs.clone()), &few, &ids_of(&few), &all, whole.log_norm, &raw);
             assert_eq!(dense, among, "round {round}");
             assert_eq!(dense.1.to_bits(), among.1.to_bits());
@@ -325,13 +338,14 @@ mod tests {
         use crate::rules::softmax::argmax;
         use crate::rules::temperature::scale_by_temperature;
         let mut rng = Rng::new(3);
-        // Both ways a stage holds its numbers: whole (a toy vocabulary) and few.
-        for n in [3, 10, 15, 16, 2048] {
+        // Both ways a stage holds its numbers: whole (a toy vocabulary) and
+        // few; and a vocabulary of several chunks (`vocab_sum`) on 2 threads.
+        for n in [3, 10, 15, 16, 2048, 3 * VOCAB_CHUNK + 5] {
             let mut logits: Vec<f64> = (0..n).map(|_| (rng.next_normal() * 4.0).round()).collect();
             logits[n - 1] = f64::NEG_INFINITY;
             let raw = crate::rules::softmax::softmax(&logits);
             let greedy_logits = scale_by_temperature(&logits, 0.0);
-            let (expected, log_norm) = Stage::from_logits_with_norm("t", &greedy_logits, &raw);
+            let (expected, log_norm) = on_threads(2, || Stage::from_logits_with_norm("t", &greedy_logits, &raw));
             let best = argmax(&logits);
             let stage = Stage::one_hot("t", n, best, &raw);
             assert_eq!(stage, expected, "n = {n}");

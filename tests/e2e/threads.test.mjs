@@ -298,7 +298,7 @@ test("where the engine's threads take every core, its helpers take no band while
   await page.close();
 });
 
-test("where the engine's threads take every core, a Run paints its panels at most ten times a second (SmolLM2)", async (t) => {
+test("where the engine's threads take every core, a Run paints its panels at most five times a second (SmolLM2)", async (t) => {
   if (!needSmollm2(t)) return;
   const cpus = everyCoreOrSkip(t);
   if (cpus === null) return;
@@ -314,14 +314,16 @@ test("where the engine's threads take every core, a Run paints its panels at mos
     /** @type {HTMLButtonElement} */ (document.querySelector("#btn-run")).click();
   });
   await waitForView(page, (view) => !view.running && view.transcript.generated.length > 0);
-  const { paints, ms, tokens } = await page.evaluate(async () => {
+  const { paints, ms, tokens, every } = await page.evaluate(async () => {
     const { view } = await import("./state/store.js");
     const { paints, t0, last } = window.__runPaints;
-    return { paints, ms: last - t0, tokens: view.transcript.generated.length };
+    const { RUN_PAINT_EVERY_MS_ALL_CORES: every } = await import("./panels/frame.js");
+    return { paints, ms: last - t0, tokens: view.transcript.generated.length, every };
   });
   assert.equal(tokens, 48, "the Run made its tokens");
-  // One paint per 100 ms, and the Run's first and last come at once.
-  assert.ok(paints <= Math.ceil(ms / 100) + 2, `${paints} paints during a ${ms.toFixed(0)} ms Run of ${tokens} tokens`);
+  assert.equal(every, 200, "five paints a second");
+  // One paint per interval, and the Run's first and last come at once.
+  assert.ok(paints <= Math.ceil(ms / every) + 2, `${paints} paints during a ${ms.toFixed(0)} ms Run of ${tokens} tokens`);
   assert.deepEqual(problems(), []);
   await page.close();
 });

@@ -30,14 +30,17 @@ let previewWork = null;
 const RUN_PAINT_EVERY_MS = 50;
 /**
  * The same where the engine's threads take every core: each paint's CPU
- * (about 36 ms over the browser's threads in a 2-thread SmolLM2 Run on 2
- * cores, traced: script and layout 17, raster 8, compositing 8, the browser
- * 2) then comes out of the engine's, and ten paints a second still read as
- * live. Measured (bench-page-run.mjs --threads=2, 3 rounds, four runs of
- * each, alternating, 2 cores): 49.1-51.6 tokens/s at 50 ms against
- * 53.4-58.3 at 100 ms.
+ * (about 28 ms over the browser's threads in a 2-thread Gemma 3 Run on 2
+ * cores, traced: the page's thread 16, raster 5, compositing and display 7)
+ * then comes out of the engine's, and the engine's helper stands aside
+ * while the page paints (engine/stand-aside.js). Five paints a second still
+ * show the text and the panels moving. Measured in headless Chromium on 2
+ * cores, 2 threads, three alternating rounds each (tokens/s):
+ * - Gemma 3, 96 tokens: 31.8-35.5 at 100 ms, 34.3-37.0 at 200, 35.5-35.7
+ *   at 300;
+ * - SmolLM2, 128 tokens: 75.2-79.5 at 100 ms, 80.4-80.5 at 200.
  */
-const RUN_PAINT_EVERY_MS_ALL_CORES = 100;
+export const RUN_PAINT_EVERY_MS_ALL_CORES = 200;
 /** When the panels were last painted (performance.now()). */
 let lastPaintAt = -Infinity;
 

@@ -324,6 +324,26 @@ test("where the engine's threads take every core, a Run paints its panels at mos
   assert.equal(every, 200, "five paints a second");
   // One paint per interval, and the Run's first and last come at once.
   assert.ok(paints <= Math.ceil(ms / every) + 2, `${paints} paints during a ${ms.toFixed(0)} ms Run of ${tokens} tokens`);
+  await waitForView(page, (view) => view.beam !== null && !view.beamBusy); // the beam search a run's end starts, done
+  // A report's paint that the interval put off comes at the next frame once
+  // the run ends, not an interval later: a run's last token, and the Run
+  // button back, show at once.
+  const late = await page.evaluate(async () => {
+    const store = await import("./state/store.js");
+    const { scheduleRender, renderAll } = await import("./panels/frame.js");
+    const { on } = await import("./state/events.js");
+    // No paint pending from before (its frame would paint what follows early).
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    store.setRunning(true);
+    const t0 = performance.now();
+    renderAll(); // a run's paint: the next waits for the interval
+    scheduleRender(); // a report's paint, put off
+    store.setRunning(false); // the run ends
+    const painted = new Promise((resolve) => on("painted", () => resolve(performance.now() - t0)));
+    scheduleRender(); // its end's paint
+    return await painted;
+  });
+  assert.ok(late < every, `the run's end painted ${late.toFixed(0)} ms after the run's last paint: the interval (${every} ms) held it back`);
   assert.deepEqual(problems(), []);
   await page.close();
 });

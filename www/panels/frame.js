@@ -44,15 +44,31 @@ export const RUN_PAINT_EVERY_MS_ALL_CORES = 200;
 /** When the panels were last painted (performance.now()). */
 let lastPaintAt = -Infinity;
 
-/** Repaint on the next animation frame (many updates, one paint); during a run, not sooner than RUN_PAINT_EVERY_MS (or RUN_PAINT_EVERY_MS_ALL_CORES) after the last. */
+/** A paint a run's interval put off (its timer), or 0. */
+let putOff = 0;
+
+/**
+ * Repaint on the next animation frame (many updates, one paint); during a
+ * run, not sooner than RUN_PAINT_EVERY_MS (or RUN_PAINT_EVERY_MS_ALL_CORES)
+ * after the last. A paint put off that way comes at the next frame once the
+ * run has ended: its last token, and the Run button back, show at once
+ * rather than up to an interval later.
+ */
 export function scheduleRender() {
-  if (renderQueued) return;
-  renderQueued = true;
-  // A synchronous paint in between has done this frame's work already.
-  const frame = () => requestAnimationFrame(() => { if (renderQueued) renderAll(); });
   const every = takesEveryCore(view.threads) ? RUN_PAINT_EVERY_MS_ALL_CORES : RUN_PAINT_EVERY_MS;
   const wait = view.running ? lastPaintAt + every - performance.now() : 0;
-  if (wait > 0) setTimeout(frame, wait); else frame();
+  if (renderQueued) {
+    if (putOff && wait <= 0) { clearTimeout(putOff); putOff = 0; paintAtNextFrame(); }
+    return;
+  }
+  renderQueued = true;
+  if (wait > 0) putOff = setTimeout(() => { putOff = 0; paintAtNextFrame(); }, wait);
+  else paintAtNextFrame();
+}
+
+function paintAtNextFrame() {
+  // A synchronous paint in between has done this frame's work already.
+  requestAnimationFrame(() => { if (renderQueued) renderAll(); });
 }
 
 let beamPaintQueued = false;
@@ -149,6 +165,8 @@ function paintWithinBudget(opts) {
  */
 export function renderAll(opts = {}) {
   renderQueued = false;
+  clearTimeout(putOff);
+  putOff = 0;
   lastPaintAt = performance.now();
   if (previewWork) { const work = previewWork; previewWork = null; work(); }
   for (const work of beforePaint) work();

@@ -80,15 +80,12 @@ fn bands_for(n: usize, work: usize, min_work: usize) -> usize {
 }
 
 fn run_split(out: &mut [f32], rows: usize, n: usize, per: usize, band: &(impl Fn(Range<usize>, &mut [f32]) + Sync)) {
-    let starts: Vec<usize> = (0..n).step_by(per).collect();
     if rows == 1 {
         // One row: each band's columns are a contiguous piece of `out`.
-        let pieces = Pieces::new(out.chunks_mut(per).collect());
-        return for_each_task(starts.len(), &|i| {
-            let dst = pieces.take(i);
-            band(starts[i]..starts[i] + dst.len(), dst)
-        });
+        map_chunks_mut(out, per, band);
+        return;
     }
+    let starts: Vec<usize> = (0..n).step_by(per).collect();
     // Several rows: a band's columns are strided in `out`, so each band
     // writes its own block (rows × its columns) and the blocks are copied
     // into place after.

@@ -6,8 +6,9 @@
 //!
 //! The entry point is `pipeline::run_rules`. The modules form a DAG, leaves
 //! first: `kind` (the stage list, the stages' and presets' names), `exp`,
-//! `vocab_sum` (how a sum over the vocabulary is taken), `softmax`, `ranking` → `settings` → `fields` (what a setting is: range,
-//! words, flag, control) → `stage` (a measured column, its
+//! `vocab_sum` (how a sum over the vocabulary is taken), `softmax`,
+//! `ranking` → `settings` → `fields` (what a setting is: range, words,
+//! flag, control) → `stage` (a measured column, its
 //! renormalisation) → `raw` (the position's raw distribution) → `spec` (what
 //! a stage is) → the rules, one file each with its `SPEC` and the fields it
 //! owns (`temperature`, `top_k`, `top_p`, `min_p`, `penalties`, `bias`, ...)

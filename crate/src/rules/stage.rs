@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::probs::Probs;
 use super::softmax::{Nearby, Softmax, entropy_nats_from_logits, entropy_nats_of, entropy_term, softmax_near, softmax_parts};
-use super::vocab_sum::sum_of_ids;
+use super::vocab_sum::{sum_of_ids, total_of_chunks};
 use crate::threads::{self, VOCAB_CHUNK};
 
 /// The distribution after one stage of the pipeline (or one rule alone).
@@ -218,7 +218,7 @@ impl Stage {
 /// skipping it would (the sum starts at +0.0 and raw probabilities are not
 /// negative), and keeps the loop free of branches.
 fn kept_set(probs: &[f64], raw_probs: &[f64]) -> (Vec<bool>, usize, f64) {
-    // Adding -0.0 changes no sum: the compiler drops the second one.
+    // Terms of -0.0 leave the second sum at +0.0, and the compiler drops it.
     let (kept, count, mass, _) = kept_set_summing(probs, raw_probs, |_| -0.0);
     (kept, count, mass)
 }
@@ -239,8 +239,8 @@ fn kept_set_summing(probs: &[f64], raw_probs: &[f64], term: impl Fn(usize) -> f6
         (count, mass, sum)
     });
     let count = parts.iter().map(|p| p.0).sum();
-    let mass = parts.iter().fold(0.0, |total, p| total + p.1);
-    let sum = parts.iter().fold(0.0, |total, p| total + p.2);
+    let mass = total_of_chunks(parts.iter().map(|p| p.1));
+    let sum = total_of_chunks(parts.iter().map(|p| p.2));
     (kept, count, mass, sum)
 }
 

@@ -19,7 +19,13 @@ use crate::threads::{self, VOCAB_CHUNK};
 /// The sum over `0..n` of the chunk sums `chunk_sum(range)`, each of which
 /// must add its terms in token order from +0.0.
 pub(crate) fn sum_by_chunks(n: usize, chunk_sum: impl Fn(Range<usize>) -> f64 + Sync) -> f64 {
-    threads::map_chunks(n, VOCAB_CHUNK, chunk_sum).into_iter().fold(0.0, |total, s| total + s)
+    total_of_chunks(threads::map_chunks(n, VOCAB_CHUNK, chunk_sum))
+}
+
+/// The chunks' sums added in chunk order, from +0.0: for a pass that takes
+/// several sums per chunk at once (`threads::map_chunks` of a tuple).
+pub(crate) fn total_of_chunks(sums: impl IntoIterator<Item = f64>) -> f64 {
+    sums.into_iter().fold(0.0, |total, s| total + s)
 }
 
 /// `sum_by_chunks` of a few terms, given as (token id, term) in ascending

@@ -6,6 +6,8 @@
 // www/state/url.js runs here in node (it is pure), the page in Chromium.
 // That the threads give the same answers as one is
 // tests/e2e/threads-identical.test.mjs's.
+// Over 400 lines: one suite of the page's threads, whose tests share a
+// server, a browser and the helpers that open a page on N threads.
 //
 // Run: pkg-scripts/build, then node --test tests/e2e/threads.test.mjs
 

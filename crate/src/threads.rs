@@ -218,10 +218,9 @@ mod tests {
     #[test]
     fn every_value_lands_in_its_place_at_any_thread_count() {
         for threads in [1, 2, 3, 4] {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             for (rows, n) in [(1, 1000), (1, 33), (5, 1000), (3, 97), (64, 130)] {
                 let mut out = vec![f32::NAN; rows * n];
-                pool.install(|| split_columns(&mut out, rows, n, usize::MAX, fill(rows)));
+                crate::test_util::on_threads(threads, || split_columns(&mut out, rows, n, usize::MAX, fill(rows)));
                 assert!(out.iter().all(|v| !v.is_nan()), "{threads} threads, {rows}×{n}: every value written");
                 for r in 0..rows {
                     for c in 0..n {
@@ -235,8 +234,7 @@ mod tests {
     #[test]
     fn chunks_cover_the_range_in_order_at_any_thread_count() {
         for threads in [1, 2, 4] {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| {
+            crate::test_util::on_threads(threads, || {
                 assert_eq!(map_chunks(10, 4, |r| r), vec![0..4, 4..8, 8..10]);
                 assert_eq!(map_chunks(3, 4, |r| r), vec![0..3]);
                 assert_eq!(map_chunks(0, 4, |r| r), vec![0..0]);
@@ -256,8 +254,7 @@ mod tests {
 
     #[test]
     fn small_products_stay_on_one_band() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
-        pool.install(|| {
+        crate::test_util::on_threads(4, || {
             assert_eq!(bands_for(1000, 10, 100), 1, "under min_work");
             assert_eq!(bands_for(40, 1000, 100), 1, "too few columns for two bands");
             assert_eq!(bands_for(1000, 1000, 100), 4);

@@ -434,8 +434,7 @@ mod tests {
         let curves: Vec<Vec<u64>> = [1, 2, 4]
             .iter()
             .map(|&t| {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
-                pool.install(|| entropy_nats_at_temperatures(&z, &taus)).iter().map(|h| h.to_bits()).collect()
+                crate::test_util::on_threads(t, || entropy_nats_at_temperatures(&z, &taus)).iter().map(|h| h.to_bits()).collect()
             })
             .collect();
         assert!(curves.iter().all(|c| *c == curves[0]));

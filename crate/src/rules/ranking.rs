@@ -344,8 +344,7 @@ mod tests {
             let full = comparison_rank_descending(&z);
             let want: Vec<usize> = full.iter().take(64).map(|&id| id as usize).collect();
             for t in [1, 2, 4] {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
-                assert_eq!(pool.install(|| top_indices(&z, 64)), want, "{name}, {t} threads");
+                assert_eq!(crate::test_util::on_threads(t, || top_indices(&z, 64)), want, "{name}, {t} threads");
             }
         }
     }

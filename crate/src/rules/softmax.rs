@@ -376,7 +376,7 @@ mod tests {
         z[n - 3] = 14.0;
         let runs: Vec<Softmax> = [1, 2, 4]
             .iter()
-            .map(|&t| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap().install(|| softmax_parts(&z)))
+            .map(|&t| crate::test_util::on_threads(t, || softmax_parts(&z)))
             .collect();
         for run in &runs[1..] {
             assert_eq!(run.log_norm.to_bits(), runs[0].log_norm.to_bits());

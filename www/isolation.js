@@ -1,7 +1,6 @@
 // Cross-origin isolation: `crossOriginIsolated`, which SharedArrayBuffer (and
-// so a pool of wasm threads) needs. The engine runs on one thread today; this
-// is the ground for threads, and without isolation the page runs exactly as
-// before.
+// so the engine's pool of wasm threads) needs. Without isolation the engine
+// runs on one thread, and the speed readout says so.
 //
 // A host gets it by sending three headers on every response (see
 // pkg-scripts/static-server.mjs, ISOLATION_HEADERS). A host that cannot send

@@ -1,7 +1,7 @@
-// Cross-origin isolation, the ground for a multi-threaded engine (a wasm
-// worker pool needs SharedArrayBuffer, which needs `crossOriginIsolated`);
-// the engine itself is still single-threaded, so every case must work as
-// before. Checked in headless Chromium (and Firefox ESR for the first and
+// Cross-origin isolation, which the engine's pool of wasm threads needs (a
+// shared memory is a SharedArrayBuffer, which needs `crossOriginIsolated`);
+// without it the engine runs on one thread, so every case must work either
+// way. Checked in headless Chromium (and Firefox ESR for the first and
 // third):
 //   (a) under pkg-scripts/static-server.mjs's headers (COOP, COEP, CORP) the
 //       page and its engine worker are isolated, no service worker is

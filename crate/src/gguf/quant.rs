@@ -99,6 +99,7 @@ impl GgmlType {
         })
     }
 
+    #[inline]
     pub fn name(self) -> &'static str {
         use GgmlType::*;
         match self {
@@ -122,6 +123,7 @@ impl GgmlType {
     }
 
     /// Values per block.
+    #[inline]
     pub fn block_size(self) -> u64 {
         use GgmlType::*;
         match self {
@@ -133,6 +135,7 @@ impl GgmlType {
     }
 
     /// Bytes per block.
+    #[inline]
     pub fn block_bytes(self) -> u64 {
         use GgmlType::*;
         match self {
@@ -174,7 +177,7 @@ impl GgmlType {
     /// Bytes of a tensor with these dimensions (innermost first); rows must be whole blocks.
     pub fn bytes_for(self, dims: &[u64]) -> Result<u64> {
         let block = self.block_size();
-        if dims[0] % block != 0 {
+        if !dims[0].is_multiple_of(block) {
             bail!("its rows of {} values are not a multiple of its block size {block} ({})", dims[0], self.name());
         }
         let n = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));

@@ -23,26 +23,13 @@ use crate::gguf::quant::GgmlType;
 
 /// The kernel format for a GGUF tensor type, if there is a kernel for it.
 pub fn block_format(ty: GgmlType) -> Option<BlockFormat> {
-    Some(match ty {
-        GgmlType::Q4_0 => BlockFormat::Q4_0,
-        GgmlType::Q4_1 => BlockFormat::Q4_1,
-        GgmlType::Q5_0 => BlockFormat::Q5_0,
-        GgmlType::Q5_1 => BlockFormat::Q5_1,
-        GgmlType::Q8_0 => BlockFormat::Q8_0,
-        GgmlType::Q2K => BlockFormat::Q2K,
-        GgmlType::Q3K => BlockFormat::Q3K,
-        GgmlType::Q4K => BlockFormat::Q4K,
-        GgmlType::Q5K => BlockFormat::Q5K,
-        GgmlType::Q6K => BlockFormat::Q6K,
-        GgmlType::IQ4NL => BlockFormat::IQ4NL,
-        GgmlType::IQ4XS => BlockFormat::IQ4XS,
-        GgmlType::F16 => BlockFormat::F16,
-        GgmlType::BF16 => BlockFormat::BF16,
-        _ => return None,
-    })
+    BlockFormat::ALL.into_iter().find(|&f| ggml_type(f) == ty)
 }
 
-/// The GGUF type a kernel format reads (the dequantiser's name for it).
+/// The GGUF type a kernel format reads (the dequantiser's name for it): the
+/// one map between the two, whose table (`GgmlType`) gives each format's
+/// block layout and name.
+#[inline]
 pub fn ggml_type(format: BlockFormat) -> GgmlType {
     match format {
         BlockFormat::Q4_0 => GgmlType::Q4_0,

@@ -59,6 +59,8 @@
 
 use half::f16;
 
+use crate::quant::ggml_type;
+
 /// Values in every block of the quantised formats (and in every
 /// sub-block of their super-blocks): the activations' block.
 pub const BLOCK: usize = 32;
@@ -104,15 +106,11 @@ impl BlockFormat {
     ];
 
     /// Values per block (a super-block for the K-quants and IQ4_XS, one
-    /// value for the 16-bit floats).
+    /// value for the 16-bit floats): the GGUF type's, whose table is the one
+    /// source of the block layouts.
+    #[inline]
     pub fn block_values(self) -> usize {
-        if self.is_k() {
-            SUPER
-        } else if self.is_float() {
-            1
-        } else {
-            BLOCK
-        }
+        ggml_type(self).block_size() as usize
     }
 
     /// Whether blocks are 256-value super-blocks of 32-value sub-blocks.
@@ -126,23 +124,10 @@ impl BlockFormat {
         matches!(self, Self::F16 | Self::BF16)
     }
 
-    /// Bytes per block.
+    /// Bytes per block (the GGUF type's).
+    #[inline]
     pub fn block_bytes(self) -> usize {
-        match self {
-            Self::Q4_0 => 18,
-            Self::Q4_1 => 20,
-            Self::Q5_0 => 22,
-            Self::Q5_1 => 24,
-            Self::Q8_0 => 34,
-            Self::Q2K => 84,
-            Self::Q3K => 110,
-            Self::Q4K => 144,
-            Self::Q5K => 176,
-            Self::Q6K => 210,
-            Self::IQ4NL => 18,
-            Self::IQ4XS => 136,
-            Self::F16 | Self::BF16 => 2,
-        }
+        ggml_type(self).block_bytes() as usize
     }
 
     /// Bytes of one row of `k` values; `k` must be a multiple of `block_values()`.
@@ -152,23 +137,9 @@ impl BlockFormat {
         k / v * self.block_bytes()
     }
 
+    /// The GGUF type's name ("Q4_K").
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Q4_0 => "Q4_0",
-            Self::Q4_1 => "Q4_1",
-            Self::Q5_0 => "Q5_0",
-            Self::Q5_1 => "Q5_1",
-            Self::Q8_0 => "Q8_0",
-            Self::Q2K => "Q2_K",
-            Self::Q3K => "Q3_K",
-            Self::Q4K => "Q4_K",
-            Self::Q5K => "Q5_K",
-            Self::Q6K => "Q6_K",
-            Self::IQ4NL => "IQ4_NL",
-            Self::IQ4XS => "IQ4_XS",
-            Self::F16 => "F16",
-            Self::BF16 => "BF16",
-        }
+        ggml_type(self).name()
     }
 
     /// Whether a block stores a minimum `m` after `d` (w = q·d + m).

@@ -44,6 +44,33 @@ pub struct ModelInfo {
     pub sliding_window: Option<WindowInfo>,
 }
 
+impl ModelInfo {
+    /// A built-in course model with no transformer layers (its logits come
+    /// from a table): no heads, no KV cache, no file, no tensor backend.
+    pub fn builtin_table(name: &str, kind: &str, vocab_size: usize, d_model: usize, context: usize, params: usize) -> Self {
+        ModelInfo {
+            name: name.into(),
+            kind: kind.into(),
+            vocab_size,
+            layers: 0,
+            heads: 0,
+            kv_heads: 0,
+            head_dim: 0,
+            d_model,
+            context,
+            params,
+            bytes_per_number: 4,
+            backend: "none".into(),
+            eos_id: None,
+            format: "builtin".into(),
+            quant: None,
+            file_bytes: None,
+            chat: None,
+            sliding_window: None,
+        }
+    }
+}
+
 /// A model's sliding-window (local) layers, as the KV panel shows them.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct WindowInfo {

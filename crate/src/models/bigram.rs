@@ -71,26 +71,7 @@ pub fn read_shipped_bigram() -> Result<BigramTrainResult> {
 
 impl LanguageModel for BigramModel {
     fn info(&self) -> ModelInfo {
-        ModelInfo {
-            name: "bigram-abc".into(),
-            kind: "bigram".into(),
-            vocab_size: VOCAB,
-            layers: 0,
-            heads: 0,
-            kv_heads: 0,
-            head_dim: 0,
-            d_model: D_EMB,
-            context: BIGRAM_CONTEXT,
-            params: 2 * VOCAB * D_EMB,
-            bytes_per_number: 4,
-            backend: "none".into(),
-            eos_id: None,
-            format: "builtin".into(),
-            quant: None,
-            file_bytes: None,
-            chat: None,
-            sliding_window: None,
-        }
+        ModelInfo::builtin_table("bigram-abc", "bigram", VOCAB, D_EMB, BIGRAM_CONTEXT, 2 * VOCAB * D_EMB)
     }
 
     fn forward_cached(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {

@@ -70,26 +70,7 @@ impl LogitsModel {
 
 impl LanguageModel for LogitsModel {
     fn info(&self) -> ModelInfo {
-        ModelInfo {
-            name: "logits10".into(),
-            kind: "logits".into(),
-            vocab_size: self.logits.len(),
-            layers: 0,
-            heads: 0,
-            kv_heads: 0,
-            head_dim: 0,
-            d_model: 0,
-            context: LOGITS_CONTEXT,
-            params: self.logits.len(),
-            bytes_per_number: 4,
-            backend: "none".into(),
-            eos_id: None,
-            format: "builtin".into(),
-            quant: None,
-            file_bytes: None,
-            chat: None,
-            sliding_window: None,
-        }
+        ModelInfo::builtin_table("logits10", "logits", self.logits.len(), 0, LOGITS_CONTEXT, self.logits.len())
     }
 
     fn forward_cached(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {

@@ -39,7 +39,8 @@
 //! - The dense f32 products (`dense::xw`, `dense::xwt`, same simd128 gate):
 //!   against the f64 sum, within `(k + 2)·u·Σ|x·w|` (any order of k f32
 //!   products and sums; simd128 has no fused multiply-add).
-//! - F16 and BF16 rows (widened, then `dense::xwt`): simd128 and scalar
+//! - F16 and BF16 rows (widened, then `dense::xwt`; a single input row
+//!   widened in registers, `half_rows`): simd128 and scalar
 //!   both against the f64 product of the widened weights, within the same
 //!   bound; the widening itself bit for bit on every 16-bit pattern.
 #![cfg(target_arch = "wasm32")]
@@ -198,7 +199,7 @@ fn dense_products_match_the_exact_sums() {
 #[wasm_bindgen_test]
 fn float_rows_match_the_f64_product() {
     assert_simd128();
-    let shapes = [(1, 1, 1), (7, 5, 3), (32, 9, 2), (576, 13, 1), (576, 7, 17), (1536, 3, 5), (101, 40, 4)];
+    let shapes = [(1, 1, 1), (7, 5, 3), (32, 9, 2), (576, 13, 1), (576, 7, 17), (1536, 3, 5), (101, 40, 4), (100, 9, 1), (13, 6, 1)];
     test_support::check_float_products(23, &shapes);
 }
 

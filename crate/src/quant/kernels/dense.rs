@@ -116,13 +116,19 @@ pub(super) fn xwt_portable(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize
                 }
             }
             let tail: f32 = xs.remainder().iter().zip(ws.remainder()).map(|(a, b)| a * b).sum();
-            out[r * n + j] = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
+            out[r * n + j] = lane_sums_8(&acc) + tail;
         }
     }
 }
 
+/// The portable `xwt`'s sum of its eight lanes.
+#[inline(always)]
+pub(super) fn lane_sums_8(acc: &[f32; 8]) -> f32 {
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
+}
+
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod simd128 {
+pub(super) mod simd128 {
     use core::arch::wasm32::*;
 
     /// Four rows of W at a time, each read front to back (four sequential
@@ -159,6 +165,18 @@ mod simd128 {
         }
     }
 
+    /// The lane sums of four accumulators, one per output: `(l0 + l2) + (l1 + l3)`.
+    #[inline(always)]
+    pub(in crate::quant::kernels) fn lane_sums(acc: [v128; 4]) -> [f32; 4] {
+        let t0 = f32x4_add(i32x4_shuffle::<0, 4, 1, 5>(acc[0], acc[1]), i32x4_shuffle::<2, 6, 3, 7>(acc[0], acc[1]));
+        let t1 = f32x4_add(i32x4_shuffle::<0, 4, 1, 5>(acc[2], acc[3]), i32x4_shuffle::<2, 6, 3, 7>(acc[2], acc[3]));
+        let s = f32x4_add(i32x4_shuffle::<0, 1, 4, 5>(t0, t1), i32x4_shuffle::<2, 3, 6, 7>(t0, t1));
+        let mut y = [0f32; 4];
+        // SAFETY: four f32 into a local array.
+        unsafe { v128_store(y.as_mut_ptr() as *mut v128, s) };
+        y
+    }
+
     pub(super) fn xwt(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
         let k4 = k / 4 * 4;
         for r in 0..rows {
@@ -177,14 +195,7 @@ mod simd128 {
                     }
                     i += 4;
                 }
-                // Lane sums of the four accumulators, one per output.
-                let t0 = f32x4_add(i32x4_shuffle::<0, 4, 1, 5>(acc[0], acc[1]), i32x4_shuffle::<2, 6, 3, 7>(acc[0], acc[1]));
-                let t1 = f32x4_add(i32x4_shuffle::<0, 4, 1, 5>(acc[2], acc[3]), i32x4_shuffle::<2, 6, 3, 7>(acc[2], acc[3]));
-                let s = f32x4_add(i32x4_shuffle::<0, 1, 4, 5>(t0, t1), i32x4_shuffle::<2, 3, 6, 7>(t0, t1));
-                let mut y = [0f32; 4];
-                // SAFETY: four f32 into a local array.
-                unsafe { v128_store(y.as_mut_ptr() as *mut v128, s) };
-                for (q, yq) in y.iter().enumerate() {
+                for (q, yq) in lane_sums(acc).iter().enumerate() {
                     let tail: f32 = (k4..k).map(|i| xr[i] * w[(j + q) * k + i]).sum();
                     out[r * n + j + q] = yq + tail;
                 }

@@ -149,7 +149,7 @@ fn every_format_matches_scalar_and_the_f32_product() {
 fn float_rows_match_the_f64_product() {
     // (k, n, rows): k not a multiple of 8 or of 4 too (the SIMD loops' tails),
     // rows in tiles and one by one, a chunk of rows and what is left of it.
-    let shapes = [(1, 1, 1), (7, 5, 3), (32, 9, 2), (576, 13, 1), (576, 7, 17), (1536, 3, 5), (101, 40, 4)];
+    let shapes = [(1, 1, 1), (7, 5, 3), (32, 9, 2), (576, 13, 1), (576, 7, 17), (1536, 3, 5), (101, 40, 4), (100, 9, 1), (13, 6, 1)];
     test_support::check_float_products(17, &shapes);
 }
 

@@ -55,12 +55,8 @@ pub fn widen(kind: Half, src: &[u8], dst: &mut [f32]) {
 /// As `widen`.
 pub fn widen_scalar(kind: Half, src: &[u8], dst: &mut [f32]) {
     assert_eq!(src.len(), 2 * dst.len(), "16-bit → f32 of unequal runs");
-    for (d, s) in dst.iter_mut().zip(src.chunks_exact(2)) {
-        let bits = [s[0], s[1]];
-        *d = match kind {
-            Half::F16 => f16::from_le_bytes(bits).to_f32(),
-            Half::BF16 => bf16::from_le_bytes(bits).to_f32(),
-        };
+    for (i, d) in dst.iter_mut().enumerate() {
+        *d = one(kind, src, i);
     }
 }
 
@@ -117,22 +113,29 @@ unsafe fn simd128<const BF16: bool, const EXACT: bool>(src: *const u8, dst: &mut
     while i < n8 {
         // SAFETY: i + 8 <= len: 16 bytes readable at src + 2i, 8 f32 writable; v128 loads and stores are unaligned.
         unsafe {
-            let h = v128_load(src.add(2 * i) as *const v128);
-            // Each half into the high 16 bits of a 32-bit lane: a bf16's f32 bits.
-            let lo = i32x4_shl(u32x4_extend_low_u16x8(h), 16);
-            let hi = i32x4_shl(u32x4_extend_high_u16x8(h), 16);
+            let (lo, hi) = eight_simd128::<BF16, EXACT>(v128_load(src.add(2 * i) as *const v128));
             let out = dst.as_mut_ptr().add(i) as *mut v128;
-            if BF16 {
-                v128_store(out, lo);
-                v128_store(out.add(1), hi);
-            } else {
-                v128_store(out, super::wasm_simd::f16_high_to_f32::<EXACT>(lo));
-                v128_store(out.add(1), super::wasm_simd::f16_high_to_f32::<EXACT>(hi));
-            }
+            v128_store(out, lo);
+            v128_store(out.add(1), hi);
         }
         i += 8;
     }
     n8
+}
+
+/// The eight 16-bit floats of `h` widened: the first four, the last four.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+pub(super) fn eight_simd128<const BF16: bool, const EXACT: bool>(h: core::arch::wasm32::v128) -> (core::arch::wasm32::v128, core::arch::wasm32::v128) {
+    use core::arch::wasm32::*;
+    // Each half into the high 16 bits of a 32-bit lane: a bf16's f32 bits.
+    let lo = i32x4_shl(u32x4_extend_low_u16x8(h), 16);
+    let hi = i32x4_shl(u32x4_extend_high_u16x8(h), 16);
+    if BF16 {
+        (lo, hi)
+    } else {
+        (super::wasm_simd::f16_high_to_f32::<EXACT>(lo), super::wasm_simd::f16_high_to_f32::<EXACT>(hi))
+    }
 }
 
 /// Eight values a loop: `vcvtph2ps` for f16, a zero-extend and shift for bf16.
@@ -146,14 +149,33 @@ unsafe fn x86<const BF16: bool>(src: *const u8, dst: &mut [f32]) -> usize {
     let mut i = 0;
     while i < n8 {
         // SAFETY: i + 8 <= len: 16 bytes readable at src + 2i, 8 f32 writable; unaligned load and store.
-        unsafe {
-            let h = _mm_loadu_si128(src.add(2 * i) as *const __m128i);
-            let v = if BF16 { _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) } else { _mm256_cvtph_ps(h) };
-            _mm256_storeu_ps(dst.as_mut_ptr().add(i), v);
-        }
+        unsafe { _mm256_storeu_ps(dst.as_mut_ptr().add(i), eight_x86::<BF16>(src.add(2 * i))) };
         i += 8;
     }
     n8
+}
+
+/// The eight 16-bit floats at `src` widened.
+/// # Safety
+/// The CPU has AVX2 and F16C; 16 bytes are readable at `src`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+#[inline]
+pub(super) unsafe fn eight_x86<const BF16: bool>(src: *const u8) -> core::arch::x86_64::__m256 {
+    use core::arch::x86_64::*;
+    // SAFETY: the caller's contract; an unaligned load.
+    let h = unsafe { _mm_loadu_si128(src as *const __m128i) };
+    if BF16 { _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) } else { _mm256_cvtph_ps(h) }
+}
+
+/// One 16-bit float at bytes `2i..2i + 2` of `src`, widened.
+#[inline(always)]
+pub(super) fn one(kind: Half, src: &[u8], i: usize) -> f32 {
+    let bits = [src[2 * i], src[2 * i + 1]];
+    match kind {
+        Half::F16 => f16::from_le_bytes(bits).to_f32(),
+        Half::BF16 => bf16::from_le_bytes(bits).to_f32(),
+    }
 }
 
 #[cfg(test)]

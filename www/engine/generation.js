@@ -225,7 +225,20 @@ export function scheduleBeam(delayMs = BEAM_DELAY_MS.step) {
   const estimate = beamEstimateMs();
   store.setBeamEstimate(estimate > AUTO_BEAM_MS ? estimate : null);
   if (view.beamEstimateMs !== null) { scheduleRender(); return; }
-  beamTimer = setTimeout(doBeam, delayMs);
+  // Checked again when the timer fires: a setting or the model may have
+  // changed the estimate since.
+  beamTimer = setTimeout(() => { if (beamEstimateMs() <= AUTO_BEAM_MS) doBeam(); }, delayMs);
+}
+
+/**
+ * Forget a beam search scheduled on the model being replaced. Its timer
+ * would otherwise start a search on the next model if it fired once that
+ * one was ready and its replay still ran, whatever that model's estimate:
+ * an F16 copy of SmolLM2 opened from disk started a 3-second search that
+ * way, in every run of the tab memory bench.
+ */
+export function cancelScheduledBeam() {
+  clearTimeout(beamTimer);
 }
 
 /**

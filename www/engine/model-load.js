@@ -5,7 +5,7 @@
 
 import { EngineError } from "./client.js";
 import { client, local, onEngineDied, sayEngineError } from "./link.js";
-import { replay, stopRun, insideWanted } from "./generation.js";
+import { replay, stopRun, insideWanted, cancelScheduledBeam } from "./generation.js";
 import { checkAvailability } from "../state/catalogue.js";
 import * as store from "../state/store.js";
 import { state, view, catalogue, currentModel } from "../state/store.js";
@@ -25,6 +25,7 @@ export async function loadModel() {
   client.dropStale(); // an unfinished replay for the old model stops here
   local.invalidate(); // until the new model's vocabulary comes, previews go to the worker
   store.loadStarted();
+  cancelScheduledBeam();
   store.forgetModelViews();
   // Not ready from now on, at once (not at the next frame): a click in
   // between must not look like it was taken.
@@ -109,6 +110,7 @@ export async function loadFile(file, name) {
   client.dropStale();
   const wasReady = view.ready;
   store.loadStarted();
+  cancelScheduledBeam();
   document.body.dataset.ready = "false";
   setBusy(true);
   showProgress({ loaded: 0, total: file.size, what: name, stage: "read" });

@@ -136,16 +136,16 @@ mod simd128 {
         in_streams(
             n,
             out,
-            |rows| dots::<GROUP, BF16>(rows.map(row), k, x),
+            |rows| dots::<BF16>(rows.map(row), k, x),
             |r| (0..k).map(|j| x[j] * widen::one(kind, row(r), j)).sum(),
         );
     }
 
     #[inline(always)]
-    fn dots<const R: usize, const BF16: bool>(rows: [&[u8]; R], k: usize, x: &[f32]) -> [f32; R] {
+    fn dots<const BF16: bool>(rows: [&[u8]; GROUP], k: usize, x: &[f32]) -> [f32; GROUP] {
         let kind = if BF16 { Half::BF16 } else { Half::F16 };
         let k4 = k / 4 * 4;
-        let mut acc = [f32x4_splat(0.0); R];
+        let mut acc = [f32x4_splat(0.0); GROUP];
         let mut j = 0;
         while j + 8 <= k4 {
             // SAFETY: j + 8 <= k: eight f32 of x, and sixteen bytes of each row (2k bytes).
@@ -169,15 +169,8 @@ mod simd128 {
                 }
             }
         }
-        let mut y = [0f32; R];
-        for g in 0..R / 4 {
-            let sums = lane_sums(core::array::from_fn(|q| acc[4 * g + q]));
-            for q in 0..4 {
-                let tail: f32 = (k4..k).map(|j| x[j] * widen::one(kind, rows[4 * g + q], j)).sum();
-                y[4 * g + q] = sums[q] + tail;
-            }
-        }
-        y
+        let sums = lane_sums(acc);
+        core::array::from_fn(|q| sums[q] + (k4..k).map(|j| x[j] * widen::one(kind, rows[q], j)).sum::<f32>())
     }
 }
 

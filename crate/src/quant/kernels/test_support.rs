@@ -167,7 +167,8 @@ pub fn check_tiles_agree_with_single_rows(seed: u64) {
     let mut rng = Rng::new(seed);
     for f in BlockFormat::ALL {
         // 23 weight rows: a single input row's product takes them from
-        // several streams (8 in wasm), the last one short or empty.
+        // several streams (8 in wasm for the block formats, 4 for 16-bit
+        // rows), the last one short or empty.
         // 16-bit rows of 101 values: a single row's SIMD loops leave four,
         // then one, for their tails.
         let k = if f.is_k() { 512 } else if f.is_float() { 101 } else { 96 };

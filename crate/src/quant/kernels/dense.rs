@@ -8,10 +8,12 @@
 //! `xw` (simd128) adds four rows of W at a time into the output row, and
 //! the portable `xw` keeps a block of 16 outputs in registers down W's
 //! rows; `xwt` takes four rows of W at a time against one load of x, each
-//! with its own vector of partial sums. Paths: wasm simd128 (the browser build), the portable code
-//! compiled for AVX2 + FMA on x86_64 when the CPU has them (so it
-//! vectorises), and the portable code as such. They add the same products
-//! in other orders, so they differ by f32 rounding only.
+//! with its own vector of partial sums. Paths: wasm simd128 (the browser
+//! build); on x86_64 with AVX2 + FMA, `xw` the portable code compiled for
+//! them (so it vectorises) and `xwt` AVX2 intrinsics in the portable
+//! code's order of sums; and the portable code as such. The wasm and x86
+//! paths add the same products in other orders, so they differ by f32
+//! rounding only.
 
 /// Outputs per register block in `xw`.
 const COLS: usize = 16;
@@ -71,12 +73,78 @@ unsafe fn xw_avx2(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize, out: &m
     xw_portable(w, k, n, x, rows, out)
 }
 
+/// Two input rows at a time against four rows of W (eight independent
+/// sums in registers), each output summed exactly as `xwt_portable` sums
+/// it, so the numbers are the same bits. The portable code compiled for
+/// AVX2 keeps one chain of sums per output, waiting on each add: measured
+/// on an F16 copy of SmolLM2, one thread, Xeon with AVX-512
+/// (`nexttoken bench --model FILE`), its 64-token prompt took 58-61 tok/s,
+/// this way 213-216 (builds alternating); bard and SmolLM2's Q4_1 file
+/// the same within the noise.
+///
 /// # Safety
 /// The CPU has AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn xwt_avx2(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
-    xwt_portable(w, n, k, x, rows, out)
+    let mut r = 0;
+    while r + 2 <= rows {
+        x86::xwt_rows::<2>(w, n, k, x, r, out);
+        r += 2;
+    }
+    if r < rows {
+        x86::xwt_rows::<1>(w, n, k, x, r, out);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use core::arch::x86_64::*;
+
+    /// Input rows `r..r + X` of `xwt`.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn xwt_rows<const X: usize>(w: &[f32], n: usize, k: usize, x: &[f32], r: usize, out: &mut [f32]) {
+        const LANES: usize = 8;
+        let k8 = k / LANES * LANES;
+        let xr: [&[f32]; X] = core::array::from_fn(|m| &x[(r + m) * k..][..k]);
+        let mut j = 0;
+        while j + 4 <= n {
+            let wr: [&[f32]; 4] = core::array::from_fn(|q| &w[(j + q) * k..][..k]);
+            let mut acc = [[_mm256_setzero_ps(); 4]; X];
+            let mut i = 0;
+            while i < k8 {
+                // SAFETY: i + 8 <= k: eight f32 of each input row and of each weight row.
+                unsafe {
+                    let xv: [__m256; X] = core::array::from_fn(|m| _mm256_loadu_ps(xr[m].as_ptr().add(i)));
+                    for q in 0..4 {
+                        let wv = _mm256_loadu_ps(wr[q].as_ptr().add(i));
+                        for m in 0..X {
+                            acc[m][q] = _mm256_add_ps(acc[m][q], _mm256_mul_ps(xv[m], wv));
+                        }
+                    }
+                }
+                i += LANES;
+            }
+            for m in 0..X {
+                for q in 0..4 {
+                    let mut lanes = [0f32; LANES];
+                    // SAFETY: eight f32 into a local array.
+                    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc[m][q]) };
+                    out[(r + m) * n + j + q] = super::lane_sums_8(&lanes) + super::tail_dot(&xr[m][k8..], &wr[q][k8..]);
+                }
+            }
+            j += 4;
+        }
+        for m in 0..X {
+            for jj in j..n {
+                out[(r + m) * n + jj] = super::dot_8_lanes(xr[m], &w[jj * k..][..k]);
+            }
+        }
+    }
 }
 
 #[inline(always)]
@@ -103,22 +171,35 @@ pub(super) fn xw_portable(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize,
 
 #[inline(always)]
 pub(super) fn xwt_portable(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
-    const LANES: usize = 8;
     for r in 0..rows {
         let xr = &x[r * k..][..k];
         for (j, wj) in w.chunks_exact(k).enumerate() {
-            let mut acc = [0f32; LANES];
-            let mut xs = xr.chunks_exact(LANES);
-            let mut ws = wj.chunks_exact(LANES);
-            for (xc, wc) in (&mut xs).zip(&mut ws) {
-                for l in 0..LANES {
-                    acc[l] += xc[l] * wc[l];
-                }
-            }
-            let tail: f32 = xs.remainder().iter().zip(ws.remainder()).map(|(a, b)| a * b).sum();
-            out[r * n + j] = lane_sums_8(&acc) + tail;
+            out[r * n + j] = dot_8_lanes(xr, wj);
         }
     }
+}
+
+/// One output of `xwt`: eight lanes of partial sums along the row (each
+/// product added to its lane), then `lane_sums_8`, then the products past
+/// the last whole eight. Every x86 path sums in this order.
+#[inline(always)]
+pub(super) fn dot_8_lanes(x: &[f32], w: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut acc = [0f32; LANES];
+    let mut xs = x.chunks_exact(LANES);
+    let mut ws = w.chunks_exact(LANES);
+    for (xc, wc) in (&mut xs).zip(&mut ws) {
+        for l in 0..LANES {
+            acc[l] += xc[l] * wc[l];
+        }
+    }
+    lane_sums_8(&acc) + tail_dot(xs.remainder(), ws.remainder())
+}
+
+/// The products past the last whole eight, summed in order.
+#[inline(always)]
+pub(super) fn tail_dot(x: &[f32], w: &[f32]) -> f32 {
+    x.iter().zip(w).map(|(a, b)| a * b).sum()
 }
 
 /// The portable `xwt`'s sum of its eight lanes.
@@ -240,5 +321,29 @@ mod tests {
     fn dense_products_match_the_exact_sums() {
         let shapes = [(1, 192, 192), (1, 192, 2048), (3, 512, 192), (2, 7, 5), (1, 33, 21), (4, 64, 48), (1, 1, 1)];
         super::super::test_support::check_dense_products(0x9E37_79B9, &shapes);
+    }
+
+    /// The AVX2 `xwt` sums every output in the portable order, so its
+    /// outputs are the same bits: checked on shapes with every kind of edge
+    /// (an odd input row, weight rows past the last four, values past the
+    /// last eight).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_xwt_gives_the_portable_bits() {
+        if !super::avx2() {
+            eprintln!("this CPU has no AVX2 + FMA: the portable xwt is the only one");
+            return;
+        }
+        let mut rng = crate::rng::Rng::new(0xA5A5_0F0F);
+        for (rows, n, k) in [(1, 4, 8), (3, 9, 13), (2, 7, 5), (5, 23, 101), (4, 64, 576), (1, 3, 7)] {
+            let w: Vec<f32> = (0..n * k).map(|_| (rng.next_f64() * 2.0 - 1.0) as f32).collect();
+            let x: Vec<f32> = (0..rows * k).map(|_| (rng.next_f64() * 2.0 - 1.0) as f32).collect();
+            let (mut fast, mut plain) = (vec![0f32; rows * n], vec![0f32; rows * n]);
+            // SAFETY: checked above that the CPU has AVX2 and FMA.
+            unsafe { super::xwt_avx2(&w, n, k, &x, rows, &mut fast) };
+            super::xwt_portable(&w, n, k, &x, rows, &mut plain);
+            let differ = fast.iter().zip(&plain).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+            assert_eq!(differ, 0, "{differ} of {} outputs differ for rows {rows}, n {n}, k {k}", fast.len());
+        }
     }
 }

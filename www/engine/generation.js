@@ -221,7 +221,7 @@ const BEAM_DELAY_MS = { step: 150, replay: 1000 };
  */
 export function scheduleBeam(delayMs = BEAM_DELAY_MS.step) {
   if (!state.panels.includes("beam") || view.running) return;
-  clearTimeout(beamTimer);
+  cancelScheduledBeam();
   const estimate = beamEstimateMs();
   store.setBeamEstimate(estimate > AUTO_BEAM_MS ? estimate : null);
   if (view.beamEstimateMs !== null) { scheduleRender(); return; }

@@ -196,7 +196,7 @@ pub(super) fn dot_8_lanes(x: &[f32], w: &[f32]) -> f32 {
     lane_sums_8(&acc) + tail_dot(xs.remainder(), ws.remainder())
 }
 
-/// The products past the last whole eight, summed in order.
+/// The products past a SIMD loop's last whole vector, summed in order.
 #[inline(always)]
 pub(super) fn tail_dot(x: &[f32], w: &[f32]) -> f32 {
     x.iter().zip(w).map(|(a, b)| a * b).sum()
@@ -299,8 +299,7 @@ pub(super) mod simd128 {
             }
             for m in 0..X {
                 for (q, yq) in lane_sums(acc[m]).iter().enumerate() {
-                    let tail: f32 = (k4..k).map(|i| xr[m][i] * w[(j + q) * k + i]).sum();
-                    out[(r + m) * n + j + q] = yq + tail;
+                    out[(r + m) * n + j + q] = yq + super::tail_dot(&xr[m][k4..], &w[(j + q) * k + k4..][..k - k4]);
                 }
             }
             j += 4;

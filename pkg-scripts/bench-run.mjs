@@ -135,6 +135,7 @@ if (CORES > 1) {
 }
 if (reals.length) plan.push(["Chromium: a blank page's memory (the floor under the tab figures)", blankPage]);
 for (const m of reals) plan.push([`Chromium: the playground tab's memory, ${m} with ${MEMORY_TOKENS} tokens cached`, () => tabMemory(m)]);
+if (CORES > 1) for (const m of reals) plan.push([`Chromium: the playground tab's memory, ${m} with ${MEMORY_TOKENS} tokens cached, on ${CORES} threads`, () => tabMemory(m, CORES)]);
 if (existsSync(F16_COPY)) plan.push([`Chromium: the playground tab's memory, SmolLM2's F16 copy and its Q4_1 file opened as a user's files`, tabMemoryF16]);
 for (const m of ["bard", ...reals]) plan.push([`page: slider and Step on ${m}`, () => pageFigures(m)]);
 if (hasSmol) plan.push(["page: SmolLM2's Run with the inside panel closed and open", insideFigures]);
@@ -230,22 +231,29 @@ async function llamaCpp(m, threads = 1) {
 
 /**
  * The playground tab's memory over SIZE.memoryLoads loads of bench-tab-memory
- * with `source` (`--model=NAME` or `--file=PATH`), for a model file `file`.
+ * with `source` (`--model=NAME` or `--file=PATH`), for a model file `file`,
+ * the page asking for `threads` (null: its own default).
  * The private peak counts garbage not yet collected, so it moves with the
  * collector's timing (247-302 MB over three loads of the same tree): the
  * figures are the median load's, with every load's peak beside them.
  */
-async function tabMemoryOf(source, file) {
+async function tabMemoryOf(source, file, threads = null) {
   const runs = [];
-  for (let i = 0; i < SIZE.memoryLoads; i++) {
-    runs.push(await runJson("node", ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, source, "--json"]));
-  }
+  const args = ["pkg-scripts/bench-tab-memory.mjs", `--tokens=${MEMORY_TOKENS}`, source, "--json"];
+  if (threads !== null) args.push(`--threads=${threads}`);
+  for (let i = 0; i < SIZE.memoryLoads; i++) runs.push(await runJson("node", args));
   const byPeak = [...runs].sort((a, b) => a.private_peak_mb - b.private_peak_mb);
   return { ...byPeak[Math.floor((byPeak.length - 1) / 2)], loads: runs.length, private_peak_runs_mb: runs.map((r) => r.private_peak_mb),
     file_mb: statSync(file).size / 1e6 };
 }
 
-async function tabMemory(m) {
+async function tabMemory(m, threads = 1) {
+  if (threads !== 1) {
+    // The helper workers share the engine's memory: what they add is their
+    // own stacks and JavaScript heaps, measured the same way.
+    (results.threads_models[m] ??= {}).tab_memory = await tabMemoryOf(`--model=${m}`, GGUFS[m], threads);
+    return;
+  }
   results.tab_memory_models[m] = await tabMemoryOf(`--model=${m}`, GGUFS[m]);
   if (m === SMOL) results.tab_memory = results.tab_memory_models[m];
 }

@@ -89,11 +89,13 @@ unsafe fn xw_avx2(w: &[f32], k: usize, n: usize, x: &[f32], rows: usize, out: &m
 unsafe fn xwt_avx2(w: &[f32], n: usize, k: usize, x: &[f32], rows: usize, out: &mut [f32]) {
     let mut r = 0;
     while r + 2 <= rows {
-        x86::xwt_rows::<2>(w, n, k, x, r, out);
+        // SAFETY: the CPU has AVX2 and FMA; this function's own contract.
+        unsafe { x86::xwt_rows::<2>(w, n, k, x, r, out) };
         r += 2;
     }
     if r < rows {
-        x86::xwt_rows::<1>(w, n, k, x, r, out);
+        // SAFETY: as above.
+        unsafe { x86::xwt_rows::<1>(w, n, k, x, r, out) };
     }
 }
 

@@ -112,7 +112,7 @@ export function renderSection(r) {
   const llama = r.llamacpp;
   out.push(`Measured ${when} by \`${r.command}\` (${r.seconds} s${r.quick ? "; --quick: fewer repeats, noisier" : ""}) on ` +
     `${m.cores} cores of \`${m.cpu}\` (${m.simd.join(", ") || "no AVX"}), ${m.memory_gib} GiB, load average ` +
-    `${m.loadavg_start[0]} at the start and ${m.loadavg_end?.[0] ?? "?"} at the end; engine and page at ${src} ` +
+    `${m.loadavg_start[0]} at the start${typeof m.quiet_wait_s === "number" ? ` (after waiting ${m.quiet_wait_s} s for it to fall)` : ""} and ${m.loadavg_end?.[0] ?? "?"} at the end; engine and page at ${src} ` +
     `(\`www/pkg\` from \`pkg-scripts/build\`: release, +simd128, no wasm-opt; Chromium runs its relaxed-simd module, \`www/worker/engine-wasm.js\`); ${m.chromium ?? "Chromium"} headless; Node ${m.node}; ` +
     `${m.rustc ?? "rustc"}${llama ? `; ${llama.version}` : ""}. Everything runs on one thread but the "Every core" figures. The JSON of the run is ` +
     `\`target/bench/latest.json\` (the run before it on this kind of machine, \`previous-${machineKind(m).key}.json\`).`);

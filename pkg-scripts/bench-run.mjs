@@ -150,6 +150,20 @@ for (const m of Object.keys(GGUFS).filter((m) => !reals.includes(m))) {
   console.error(`bench: ${m}'s file is absent (its fetch script: ${catalogue.find((e) => e.name === m).fetch ?? "?"}): measuring without it`);
 }
 
+// The builds and the F16 copy just before leave the machine busy for a
+// while: the first figures of a run started at once (load average 3.4 on 2
+// cores) were SmolLM2's Chromium decode 43.3 tok/s, against 55-57 measured
+// alone minutes later. So the run waits for the one-minute load average to
+// fall to half the cores, or QUIET_WAIT_S, whichever comes first.
+const QUIET_WAIT_S = 240;
+const quietFrom = Date.now();
+while (os.loadavg()[0] > CORES / 2 && Date.now() - quietFrom < QUIET_WAIT_S * 1000) {
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+}
+results.machine.quiet_wait_s = Math.round((Date.now() - quietFrom) / 1000);
+results.machine.loadavg_start = os.loadavg().map((x) => Number(x.toFixed(2)));
+console.error(`bench: waited ${results.machine.quiet_wait_s} s for a quiet machine (load average ${results.machine.loadavg_start[0]})`);
+
 const started = Date.now();
 for (const [i, [label, run]] of plan.entries()) {
   console.error(`\nbench: [${i + 1}/${plan.length}] ${label} (${Math.round((Date.now() - started) / 1000)} s in)`);

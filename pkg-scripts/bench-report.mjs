@@ -200,13 +200,13 @@ export function renderSection(r) {
     }
     const held = cored.filter(([, t]) => t.tab_memory);
     if (held.length) {
-      out.push("", `| model, ${grouped(held[0][1].tab_memory.tokens)} tokens cached | the playground tab's private peak on ${r.cores} threads | on 1 thread | ratio |`);
+      out.push("", `| model, ${grouped(held[0][1].tab_memory.tokens)} tokens cached | the playground tab's private peak on ${r.cores} threads | on the page's default threads | ratio |`);
       out.push("|---|---|---|---|");
       for (const [name, t] of held) {
         const tm = t.tab_memory, one = r.tab_memory_models?.[name];
         const got = tm.threads;
         out.push(`| ${title(name)} | ${mib(tm.private_peak_mb)}${got !== null && got !== undefined && got !== r.cores ? ` (the engine used ${got})` : ""}${loadsNote(tm)} | ` +
-          `${mib(one?.private_peak_mb)} | ${times(ratio(tm.private_peak_mb, one?.private_peak_mb))} |`);
+          `${mib(one?.private_peak_mb)} (${one?.threads ?? "?"} thread${one?.threads === 1 ? "" : "s"}) | ${times(ratio(tm.private_peak_mb, one?.private_peak_mb))} |`);
       }
     }
     out.push("", "The kernels' products split into bands of weight rows across the threads (rayon's natively, the page worker's " +
@@ -332,7 +332,9 @@ function targets(r) {
   }
   for (const [name, t] of Object.entries(r.threads_models ?? {})) {
     const tm = t.tab_memory, one = r.tab_memory_models?.[name];
-    if (!tm || typeof one?.private_peak_mb !== "number") continue;
+    // The one-thread figure is the page's default, which is one thread only
+    // where "auto" means one (2 cores: worker/thread-count.js).
+    if (!tm || typeof one?.private_peak_mb !== "number" || one.threads !== 1) continue;
     const x = ratio(tm.private_peak_mb, one.private_peak_mb);
     add(`the playground tab's private peak with ${title(name)} on every core (${r.cores}) ≤ 1.1× its one-thread peak`,
       `${times(x)} (${mib(tm.private_peak_mb)} against ${mib(one.private_peak_mb)})`, x === null ? null : x <= 1.1);

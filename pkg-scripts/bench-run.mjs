@@ -261,8 +261,9 @@ async function tabMemoryOf(source, file, threads = null) {
     file_mb: statSync(file).size / 1e6 };
 }
 
-async function tabMemory(m, threads = 1) {
-  if (threads !== 1) {
+/** The tab's memory on the page's default threads, or on `threads` (kept with the every-core figures). */
+async function tabMemory(m, threads = null) {
+  if (threads !== null) {
     // The helper workers share the engine's memory: what they add is their
     // own stacks and JavaScript heaps, measured the same way.
     (results.threads_models[m] ??= {}).tab_memory = await tabMemoryOf(`--model=${m}`, GGUFS[m], threads);

@@ -13,6 +13,9 @@ import { startEngineWorker } from "../worker/engine-worker.js";
  *   every message that says what the worker's engine now holds (a model's vocabulary, the
  *   pending logits after a report), in the order the worker sent them, stale or not: the
  *   last one is the worker's state, whoever asked
+ * @property {() => ({ worker: Worker, messages: unknown[], error: string|null } | null)} [takeStarted]
+ *   a worker of `workerUrl`'s already started, with what it said so far and why it failed if it
+ *   did, for the client to take over instead of starting one (engine/early-worker.js)
  */
 
 export class EngineClient {
@@ -35,13 +38,18 @@ export class EngineClient {
 
   /** Start (or restart) the worker thread. */
   startWorker() {
-    this.worker = startEngineWorker(this.workerUrl);
+    const started = this.hooks.takeStarted?.() ?? null;
+    this.worker = started?.worker ?? startEngineWorker(this.workerUrl);
     this.worker.onmessage = (e) => this.receive(e.data);
+    const failed = (/** @type {string} */ why) =>
+      this.fail(`The engine could not start; is www/pkg/ built (pkg-scripts/build)? ${why}`.trim(), false);
     this.worker.onerror = (e) => {
       e.preventDefault?.();
-      this.fail(`The engine could not start; is www/pkg/ built (pkg-scripts/build)? ${e.message || ""}`.trim(), false);
+      failed(e.message || "");
     };
     this.hooks.onStart();
+    if (started?.error != null) { failed(started.error); return; }
+    for (const msg of started?.messages ?? []) this.receive(/** @type {any} */ (msg));
   }
 
   /**

@@ -5,6 +5,7 @@
 // of the page follows the store.
 
 import { EngineClient, EngineError } from "./client.js";
+import { ENGINE_WORKER_URL, takeEarlyWorker } from "./early-worker.js";
 import { LocalPreviewer } from "./local-preview.js";
 import { tellThreads } from "./threads.js";
 import { say, showProgress } from "../panels/messages.js";
@@ -30,7 +31,8 @@ export const local = new LocalPreviewer((ready) => {
   if (ready && state.panels.includes("compare")) scheduleRender();
 }, engineSettings, (spent) => client.recycle(spent));
 
-export const client = new EngineClient(new URL("../worker/worker.js", import.meta.url), {
+export const client = new EngineClient(ENGINE_WORKER_URL, {
+  takeStarted: takeEarlyWorker,
   onStart: () => { tellThreads(client); },
   onProgress: showProgress,
   onFatal: (message, crashed) => diedHandler(message, crashed),

@@ -35,7 +35,11 @@ export async function loadModel() {
   let filesFailed = false;
   let why = "";
   try {
-    await checkSource(entry);
+    // Synchronous where nothing needs asking (a model folder, a built-in
+    // model), so that at the page's start the request goes out before the
+    // controls are built, not after (main.js's boot).
+    const asking = checkSource(entry);
+    if (asking) await asking;
     emit("load-sent");
     const msg = await client.request("load", { model: entry.source, kv_type: state.kv ?? undefined, inside: insideWanted() });
     emit("model-ready", { timings: msg.timings });
@@ -67,14 +71,26 @@ export async function loadModel() {
 /**
  * Refuse, with a message saying what to do, a model whose file is not there:
  * a GGUF the server does not have, or a file from the user's disk that is
- * gone (the engine restarted after a crash).
+ * gone (the engine restarted after a crash). Throws at once where it knows;
+ * returns a promise only where the server must be asked first.
  * @param {import("../state/catalogue.js").ModelEntry} entry
+ * @returns {Promise<void> | null}
  */
-async function checkSource(entry) {
+function checkSource(entry) {
   const src = /** @type {any} */ (entry.source);
   if (src.file) throw new Error(`The GGUF file you opened (${src.file}) went with the engine's restart; open it again.`);
-  if (!src.gguf) return;
-  if (entry.availability === "unknown" || entry.availability === undefined) await checkAvailability(entry);
+  if (!src.gguf) return null;
+  if (entry.availability === "unknown" || entry.availability === undefined) return checkAvailability(entry).then(() => refuseMissing(entry));
+  refuseMissing(entry);
+  return null;
+}
+
+/**
+ * Refuse a GGUF whose file the server does not have, or not at its size.
+ * @param {import("../state/catalogue.js").ModelEntry} entry
+ */
+function refuseMissing(entry) {
+  const src = /** @type {any} */ (entry.source);
   if (entry.availability === "absent") {
     throw new Error(`${entry.title}: its file (${entry.bytes ? `${(entry.bytes / 1e6).toFixed(1)} MB, ` : ""}${src.gguf.split("/").pop()}) is not on this server. ` +
       `Run ${entry.fetch ?? "the model's fetch script"} in the repository, then reload.`);

@@ -44,8 +44,13 @@ export async function fetchModelFiles(id, base) {
  */
 export async function forgetCached(url, version) {
   if (typeof caches === "undefined") return;
+  // A copy still being written would otherwise land after the delete.
+  await storing.get(cacheKey(url, version));
   try { await (await caches.open(CACHE_NAME)).delete(cacheKey(url, version)); } catch { /* no cache: nothing kept */ }
 }
+
+/** Cache writes still going on after their download returned, by cache key. @type {Map<string, Promise<unknown>>} */
+const storing = new Map();
 
 /**
  * @param {string} url
@@ -61,14 +66,15 @@ async function fetchText(url) {
  * Where a download's bytes go: `push` each piece as it arrives. The engine's
  * `FileBuffer` is one (the bytes land in the engine's memory, never held
  * here); `JsBytes` keeps them in this thread. `view(start, end)` gives bytes
- * already written without copying them (undefined once they have moved).
- * @typedef {{ push(chunk: Uint8Array): void, view(start: number, end: number): Uint8Array | undefined, readonly length: number, free?(): void }} ByteSink
+ * already written without copying them (undefined once they have moved);
+ * `viewsStay` says that such a view stays true after the download.
+ * @typedef {{ push(chunk: Uint8Array): void, view(start: number, end: number): Uint8Array | undefined, readonly length: number, viewsStay?: boolean, free?(): void }} ByteSink
  */
 
 /** A growing buffer here, for files the engine takes as a JS array (a trained model's weights). */
 export class JsBytes {
   /** @param {number} expected */
-  constructor(expected) { this.buffer = new Uint8Array(expected); this.length = 0; }
+  constructor(expected) { this.buffer = new Uint8Array(expected); this.length = 0; this.viewsStay = true; }
   /** @param {Uint8Array} chunk */
   push(chunk) {
     if (this.length + chunk.length > this.buffer.length) {
@@ -148,7 +154,13 @@ export async function fetchCachedBytes(id, url, version, expected, makeSink) {
   try {
     const bytes = await readBody(id, res, url, expected, "download", makeSink, copy);
     copy?.close();
-    await copy?.stored;
+    // The cache reads views of the sink's bytes. Where they stay put
+    // (`viewsStay`), the bytes go to the engine while the cache still writes
+    // them: on a first visit that write took half of bard's 250 ms download
+    // (bench-load.mjs). The engine's own buffer moves when its memory grows,
+    // so its download waits until the cache holds the file.
+    if (copy && bytes.viewsStay) storing.set(key, copy.stored.finally(() => storing.delete(key)));
+    else await copy?.stored;
     return bytes;
   } catch (err) {
     // A download that failed half-way leaves no entry behind to be used later.

@@ -60,6 +60,17 @@ mod relaxed;
 
 pub(super) fn matmul(p: &Product, out: &mut [f32]) {
     let Product { format, weights, n, k, x, rows_x } = *p;
+    #[cfg(target_feature = "relaxed-simd")]
+    if relaxed::takes(rows_x) {
+        match format {
+            BlockFormat::Q4_0 => return run::<relaxed::Q4Bytes<2, 8>>(weights, n, k, x, rows_x, out),
+            BlockFormat::Q4_1 => return run::<relaxed::Q4Bytes<4, 0>>(weights, n, k, x, rows_x, out),
+            BlockFormat::Q5_0 => return run::<relaxed::Q5Bytes<2, 6, 16>>(weights, n, k, x, rows_x, out),
+            BlockFormat::Q5_1 => return run::<relaxed::Q5Bytes<4, 8, 0>>(weights, n, k, x, rows_x, out),
+            BlockFormat::Q8_0 => return run::<relaxed::Q8Split>(weights, n, k, x, rows_x, out),
+            _ => {}
+        }
+    }
     match format {
         BlockFormat::Q4_0 => run::<Q4<2, 8>>(weights, n, k, x, rows_x, out),
         BlockFormat::Q4_1 => run::<Q4<4, 0>>(weights, n, k, x, rows_x, out),
@@ -135,7 +146,6 @@ struct Q5<const HIGH: usize, const AT: usize, const OFFSET: i32>;
 struct Q8;
 struct IQ4NL;
 
-#[cfg(not(target_feature = "relaxed-simd"))]
 impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
     const FORMAT: BlockFormat = if OFFSET == 8 { BlockFormat::Q4_0 } else { BlockFormat::Q4_1 };
     wide_kernel!();
@@ -149,7 +159,6 @@ impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
     }
 }
 
-#[cfg(not(target_feature = "relaxed-simd"))]
 impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5<HIGH, AT, OFFSET> {
     const FORMAT: BlockFormat = if OFFSET == 16 { BlockFormat::Q5_0 } else { BlockFormat::Q5_1 };
     wide_kernel!();
@@ -204,7 +213,6 @@ static FIFTH_BITS: [u64; 256] = {
     t
 };
 
-#[cfg(not(target_feature = "relaxed-simd"))]
 impl Kernel for Q8 {
     const FORMAT: BlockFormat = BlockFormat::Q8_0;
     wide_kernel!();

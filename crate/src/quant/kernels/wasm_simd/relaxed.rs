@@ -26,8 +26,55 @@
 //! simd128 kernel sign-extends the codes into four i16 vectors first.
 
 use core::arch::wasm32::*;
+use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::{Kernel, Layout, Q4, Q5, Q8, q5_bytes};
+use super::{Kernel, Layout, q5_bytes};
+
+/// Whether the 32-value formats' product of `rows_x` input rows takes these
+/// kernels, or simd128's (the same integers, so the same bits either way).
+///
+/// The byte dot product is one instruction where the machine fuses it
+/// (x86's `vpdpbusd`, which V8 uses on a CPU with AVX-VNNI; the Intel Xeon
+/// of BENCHMARKS.md decoded SmolLM2 4-9% faster with these kernels).
+/// Without it V8 lowers it to `pmaddubsw`, `pmaddwd` and an add, and on an
+/// AMD EPYC with AVX2 only, a decode step's single-row products ran slower
+/// than simd128's `pmaddwd` on widened codes: SmolLM2's decode 49.6 and
+/// 48.8 tokens/s against 52.2 and 52.3 (bench-engine-wasm.mjs
+/// --wasm=relaxed|simd128), while Gemma 3's prefill, whose tiles of input
+/// rows reuse each unpacked block four times, gained (116-119 against
+/// 96-99). So the tiles always take these kernels, and a single row takes
+/// them unless the machine shows that unfused lowering.
+#[inline]
+pub(super) fn takes(rows_x: usize) -> bool {
+    rows_x > 1 || !unfused_x86()
+}
+
+/// What `unfused_x86` found: not yet asked, unfused x86, anything else.
+static LOWERING: AtomicU8 = AtomicU8::new(0);
+const ASKED_UNFUSED: u8 = 1;
+const ASKED_OTHER: u8 = 2;
+
+/// Whether this machine computes the byte dot product as x86 without
+/// VNNI does: its `pmaddubsw` reads the second operand's bytes as unsigned
+/// and saturates each pair's sum to i16. With every byte of that operand
+/// 0xFF (top bit set, where the result is relaxed) against −128: that
+/// lowering gives 2·(−32768) = −65536 per lane, `vpdpbusd` gives
+/// 4·255·(−128) = −130560, a signed multiply (Arm) 4·128 = 512. Asked once;
+/// only the first answer is ever used, so a race between threads is harmless.
+fn unfused_x86() -> bool {
+    match LOWERING.load(Ordering::Relaxed) {
+        ASKED_UNFUSED => return true,
+        ASKED_OTHER => return false,
+        _ => {}
+    }
+    // Kept opaque so that the compiler cannot fold the product.
+    let a = core::hint::black_box(i8x16_splat(-128));
+    let b = core::hint::black_box(u8x16_splat(0xFF));
+    let lanes = i32x4_relaxed_dot_i8x16_i7x16_add(a, b, i32x4_splat(0));
+    let unfused = i32x4_extract_lane::<0>(lanes) == -65536;
+    LOWERING.store(if unfused { ASKED_UNFUSED } else { ASKED_OTHER }, Ordering::Relaxed);
+    unfused
+}
 use crate::quant::kernels::format::BlockFormat;
 
 /// The codes (bytes, values 0..16 and 16..32) times the activation block at `x`.
@@ -42,7 +89,14 @@ pub(super) unsafe fn dot_bytes(w: [v128; 2], x: *const v128) -> v128 {
     }
 }
 
-impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
+/// Q4_0 and Q4_1 (as `super::Q4`), their codes as bytes.
+pub(super) struct Q4Bytes<const AT: usize, const OFFSET: i32>;
+/// Q5_0 and Q5_1 (as `super::Q5`), their codes as bytes.
+pub(super) struct Q5Bytes<const HIGH: usize, const AT: usize, const OFFSET: i32>;
+/// Q8_0 against the activations' positive and negative parts.
+pub(super) struct Q8Split;
+
+impl<const AT: usize, const OFFSET: i32> Kernel for Q4Bytes<AT, OFFSET> {
     const FORMAT: BlockFormat = if OFFSET == 8 { BlockFormat::Q4_0 } else { BlockFormat::Q4_1 };
     const LAYOUT: Layout = Layout::Natural;
     type Codes = [v128; 2];
@@ -59,7 +113,7 @@ impl<const AT: usize, const OFFSET: i32> Kernel for Q4<AT, OFFSET> {
     }
 }
 
-impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5<HIGH, AT, OFFSET> {
+impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5Bytes<HIGH, AT, OFFSET> {
     const FORMAT: BlockFormat = if OFFSET == 16 { BlockFormat::Q5_0 } else { BlockFormat::Q5_1 };
     const LAYOUT: Layout = Layout::Natural;
     type Codes = [v128; 2];
@@ -75,7 +129,7 @@ impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5<HIGH, 
     }
 }
 
-impl Kernel for Q8 {
+impl Kernel for Q8Split {
     const FORMAT: BlockFormat = BlockFormat::Q8_0;
     const LAYOUT: Layout = Layout::Split;
     type Codes = [v128; 2];

@@ -33,11 +33,11 @@
 //!   block at a time (activations are quantised per 32-value block, so a
 //!   block alone gets the numbers it gets in the row).
 //! - Tiles of input rows (4 at a time, and the 1–3 left over) against the
-//!   same rows one at a time: bit for bit. In the relaxed-simd build on a
-//!   machine whose byte dot product is not one instruction (x86 without
-//!   AVX-VNNI), single rows take the simd128 kernels and tiles the
-//!   relaxed-simd ones (`wasm_simd/relaxed.rs`, `takes`), so there this
-//!   also holds the two kernels of each 32-value format to the same bits.
+//!   same rows one at a time: bit for bit.
+//! - The relaxed-simd build runs the kernels this machine's lowering of the
+//!   byte dot product picks (`wasm_simd/relaxed.rs`, `unfused_x86`): on x86
+//!   without AVX-VNNI the 16-bit form and simd128's Q8_0, elsewhere the
+//!   32-bit form; each against the scalar one as above.
 //! - inf/NaN scales (a broken file): the same outputs are non-finite as on
 //!   the scalar path, and no other.
 //! - The dense f32 products (`dense::xw`, `dense::xwt`, same simd128 gate):

@@ -15,11 +15,10 @@
 // Q4_K beside Q6_K and a Q8_0 head, which keep the simd128 kernels)
 // prefill 102.7-103.0 -> 159.0-160.4, decode 19.5-20.0 -> 21.0-21.2.
 // Where that dot product is not one instruction (x86 without AVX-VNNI, as
-// the AMD EPYC with AVX2 only), the relaxed module's single-row products,
-// a decode step's, take the simd128 kernels instead (relaxed.rs `takes`):
-// there, 4 alternating runs of 5 repeats (--prefill=8) gave SmolLM2's
-// decode best-of-run 47.0-51.3 tokens/s before against 52.1-55.8 after,
-// and Gemma 3's 20.0-20.8 against 21.7-22.4 (2 runs).
+// the AMD EPYC with AVX2 only), the relaxed module takes its 16-bit form
+// for those formats and simd128's kernel for Q8_0 (relaxed.rs
+// `unfused_x86`, with the kernels' timings; the README's speed section has
+// the models').
 
 /** The modules, in www/pkg/: the same glue (nexttoken.js) loads either. */
 export const ENGINE_MODULES = Object.freeze({

@@ -60,14 +60,23 @@ mod relaxed;
 
 pub(super) fn matmul(p: &Product, out: &mut [f32]) {
     let Product { format, weights, n, k, x, rows_x } = *p;
+    // The relaxed-simd build's byte kernels, in the form this machine runs
+    // fastest (`relaxed::unfused_x86`); there Q8_0 takes simd128's kernel.
     #[cfg(target_feature = "relaxed-simd")]
-    if relaxed::takes(rows_x) {
-        match format {
-            BlockFormat::Q4_0 => return run::<relaxed::Q4Bytes<2, 8>>(weights, n, k, x, rows_x, out),
-            BlockFormat::Q4_1 => return run::<relaxed::Q4Bytes<4, 0>>(weights, n, k, x, rows_x, out),
-            BlockFormat::Q5_0 => return run::<relaxed::Q5Bytes<2, 6, 16>>(weights, n, k, x, rows_x, out),
-            BlockFormat::Q5_1 => return run::<relaxed::Q5Bytes<4, 8, 0>>(weights, n, k, x, rows_x, out),
-            BlockFormat::Q8_0 => return run::<relaxed::Q8Split>(weights, n, k, x, rows_x, out),
+    {
+        let pairs = relaxed::unfused_x86();
+        match (format, pairs) {
+            (BlockFormat::Q4_0, false) => return run::<relaxed::Q4Bytes<2, 8, false>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q4_0, true) => return run::<relaxed::Q4Bytes<2, 8, true>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q4_1, false) => return run::<relaxed::Q4Bytes<4, 0, false>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q4_1, true) => return run::<relaxed::Q4Bytes<4, 0, true>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q5_0, false) => return run::<relaxed::Q5Bytes<2, 6, 16, false>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q5_0, true) => return run::<relaxed::Q5Bytes<2, 6, 16, true>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q5_1, false) => return run::<relaxed::Q5Bytes<4, 8, 0, false>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q5_1, true) => return run::<relaxed::Q5Bytes<4, 8, 0, true>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q8_0, false) => return run::<relaxed::Q8Split>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q4K, true) => return run_k::<ScaleMin<false, true>>(weights, n, k, x, rows_x, out),
+            (BlockFormat::Q5K, true) => return run_k::<ScaleMin<true, true>>(weights, n, k, x, rows_x, out),
             _ => {}
         }
     }
@@ -79,8 +88,8 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
         BlockFormat::Q8_0 => run::<Q8>(weights, n, k, x, rows_x, out),
         BlockFormat::Q2K => run_k::<Q2K>(weights, n, k, x, rows_x, out),
         BlockFormat::Q3K => run_k::<Q3K>(weights, n, k, x, rows_x, out),
-        BlockFormat::Q4K => run_k::<ScaleMin<false>>(weights, n, k, x, rows_x, out),
-        BlockFormat::Q5K => run_k::<ScaleMin<true>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q4K => run_k::<ScaleMin<false, false>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q5K => run_k::<ScaleMin<true, false>>(weights, n, k, x, rows_x, out),
         BlockFormat::Q6K => run_k::<Q6K>(weights, n, k, x, rows_x, out),
         BlockFormat::IQ4NL => run::<IQ4NL>(weights, n, k, x, rows_x, out),
         BlockFormat::IQ4XS => run_k::<IQ4XS>(weights, n, k, x, rows_x, out),
@@ -533,20 +542,21 @@ trait KKernel {
     unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]);
 }
 
-/// Q4_K (`FIVE` false) and Q5_K: 6-bit scales and mins per 32 values.
-struct ScaleMin<const FIVE: bool>;
+/// Q4_K (`FIVE` false) and Q5_K: 6-bit scales and mins per 32 values;
+/// `PAIRS`: in the relaxed-simd build, by `relaxed::dot_pairs`.
+struct ScaleMin<const FIVE: bool, const PAIRS: bool>;
 struct Q2K;
 struct Q3K;
 struct Q6K;
 struct IQ4XS;
 
-impl<const FIVE: bool> KKernel for ScaleMin<FIVE> {
+impl<const FIVE: bool, const PAIRS: bool> KKernel for ScaleMin<FIVE, PAIRS> {
     const FORMAT: BlockFormat = if FIVE { BlockFormat::Q5K } else { BlockFormat::Q4K };
     const LAYOUT: Layout = SCALE_MIN_LAYOUT;
     #[inline(always)]
     unsafe fn superblock<const R: usize>(blk: *const u8, a: &Activations, at: &[usize; R], acc: &mut [v128; R]) {
         // SAFETY: the caller's contract.
-        unsafe { scale_min_superblock::<FIVE, R>(blk, a, at, acc) }
+        unsafe { scale_min_superblock::<FIVE, PAIRS, R>(blk, a, at, acc) }
     }
 }
 
@@ -674,7 +684,7 @@ unsafe fn dot4(w: [v128; 4], x: *const v128) -> v128 {
 /// # Safety
 /// `blk` points at a whole block (144 or 176 bytes); the activation blocks are inside `a`.
 #[inline(always)]
-unsafe fn scale_min_superblock<const FIVE: bool, const R: usize>(
+unsafe fn scale_min_superblock<const FIVE: bool, const PAIRS: bool, const R: usize>(
     blk: *const u8,
     a: &Activations,
     at: &[usize; R],
@@ -705,7 +715,7 @@ unsafe fn scale_min_superblock<const FIVE: bool, const R: usize>(
             let w = scale_min_codes::<FIVE>([v0, v1], &high, j);
             for r in 0..R {
                 // SAFETY: activation block at[r] + j is inside `a`, in SCALE_MIN_LAYOUT.
-                s[r][jj] = unsafe { scale_min_dot(w, act_codes(a, SCALE_MIN_LAYOUT, at[r] + j)) };
+                s[r][jj] = unsafe { scale_min_dot::<PAIRS>(w, act_codes(a, SCALE_MIN_LAYOUT, at[r] + j)) };
             }
         }
         let q = 4 * g;
@@ -756,8 +766,15 @@ fn scale_min_codes<const FIVE: bool>(v: [v128; 2], high: &[v128; 2], j: usize) -
 }
 
 /// A sub-block's codes times the activation block at `x`.
+/// A Q4_K or Q5_K sub-block's codes times the activation block at `x`.
+/// # Safety
+/// As `dot4`.
 #[cfg(not(target_feature = "relaxed-simd"))]
-use dot4 as scale_min_dot;
+#[inline(always)]
+unsafe fn scale_min_dot<const PAIRS: bool>(w: [v128; 4], x: *const v128) -> v128 {
+    // SAFETY: the caller's contract.
+    unsafe { dot4(w, x) }
+}
 
 /// One Q2_K super-block at `blk` against activation blocks `at[r]..at[r] + 8`.
 /// # Safety

@@ -24,44 +24,47 @@
 //! each pair at most 2·128·127 < 2^15, and no code needs a special case.
 //! On a machine with AVX-VNNI each product is one `vpdpbusd`, where the
 //! simd128 kernel sign-extends the codes into four i16 vectors first.
+//!
+//! On x86 without it, the nibble formats take the 16-bit form of the same
+//! product, `i16x8.relaxed_dot_i8x16_i7x16_s` (one `pmaddubsw`), and widen
+//! once per block (`dot_pairs`), and Q8_0 takes simd128's kernel: the same
+//! integers again, so the same bits (`unfused_x86` says which, and why).
 
 use core::arch::wasm32::*;
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use super::{Kernel, Layout, q5_bytes};
-
-/// Whether the 32-value formats' product of `rows_x` input rows takes these
-/// kernels, or simd128's (the same integers, so the same bits either way).
-///
-/// The byte dot product is one instruction where the machine fuses it
-/// (x86's `vpdpbusd`, which V8 uses on a CPU with AVX-VNNI; the Intel Xeon
-/// of BENCHMARKS.md decoded SmolLM2 4-9% faster with these kernels).
-/// Without it V8 lowers it to `pmaddubsw`, `pmaddwd` and an add, and on an
-/// AMD EPYC with AVX2 only, a decode step's single-row products ran slower
-/// than simd128's `pmaddwd` on widened codes: SmolLM2's decode 49.6 and
-/// 48.8 tokens/s against 52.2 and 52.3 (bench-engine-wasm.mjs
-/// --wasm=relaxed|simd128), while Gemma 3's prefill, whose tiles of input
-/// rows reuse each unpacked block four times, gained (116-119 against
-/// 96-99). So the tiles always take these kernels, and a single row takes
-/// them unless the machine shows that unfused lowering.
-#[inline]
-pub(super) fn takes(rows_x: usize) -> bool {
-    rows_x > 1 || !unfused_x86()
-}
+use crate::quant::kernels::format::BlockFormat;
 
 /// What `unfused_x86` found: not yet asked, unfused x86, anything else.
 static LOWERING: AtomicU8 = AtomicU8::new(0);
 const ASKED_UNFUSED: u8 = 1;
 const ASKED_OTHER: u8 = 2;
 
-/// Whether this machine computes the byte dot product as x86 without
-/// VNNI does: its `pmaddubsw` reads the second operand's bytes as unsigned
-/// and saturates each pair's sum to i16. With every byte of that operand
-/// 0xFF (top bit set, where the result is relaxed) against −128: that
-/// lowering gives 2·(−32768) = −65536 per lane, `vpdpbusd` gives
-/// 4·255·(−128) = −130560, a signed multiply (Arm) 4·128 = 512. Asked once;
-/// only the first answer is ever used, so a race between threads is harmless.
-fn unfused_x86() -> bool {
+/// Whether this machine computes the byte dot product as V8 does on x86
+/// without AVX-VNNI: its `pmaddubsw` reads the second operand's bytes as
+/// unsigned and saturates each pair's sum to i16. With every byte of that
+/// operand 0xFF (top bit set, where the result is relaxed) against −128:
+/// that lowering gives 2·(−32768) = −65536 per lane, `vpdpbusd` gives
+/// 4·255·(−128) = −130560, a signed multiply (Arm) 4·128 = 512. Asked once
+/// (threads that race to ask get the same answer).
+///
+/// There the i32 form is three instructions, and the kernels take the
+/// 16-bit form (`dot_pairs`) and, for Q8_0, simd128's kernel (`super::Q8`).
+/// Timed against each other in headless Chromium on an AMD EPYC with AVX2
+/// only (a throwaway wasm-bindgen-test alternating the kernels, the least of
+/// 35 rounds of 3 products), single input row / tiles of 64 rows, ms:
+///
+/// | product | simd128 | i32 form | 16-bit form |
+/// |---|---|---|---|
+/// | Q4_1, 36,864 × 576 / 1,536 × 576 | 2.07 / 3.47 | 2.14 / 3.59 | 1.79 / 2.89 |
+/// | Q5_0, 36,864 × 640 / 1,536 × 640 | 3.11 / 8.23 | 2.84 / 5.62 | 2.63 / 5.36 |
+/// | Q4_K, 36,864 × 768 / 1,536 × 768 | – | 2.92 / 6.03 | 2.42 / 4.61 |
+/// | Q8_0, 49,152 × 576 / 1,536 × 576 | 2.77 / 3.98 | 3.28 / 4.80 | 2.68 / 4.41 |
+///
+/// Elsewhere (AVX-VNNI's one `vpdpbusd`, which gave the Intel Xeon of
+/// BENCHMARKS.md its relaxed-simd gain, or Arm) the i32 form stays.
+pub(super) fn unfused_x86() -> bool {
     match LOWERING.load(Ordering::Relaxed) {
         ASKED_UNFUSED => return true,
         ASKED_OTHER => return false,
@@ -75,7 +78,7 @@ fn unfused_x86() -> bool {
     LOWERING.store(if unfused { ASKED_UNFUSED } else { ASKED_OTHER }, Ordering::Relaxed);
     unfused
 }
-use crate::quant::kernels::format::BlockFormat;
+
 
 /// The codes (bytes, values 0..16 and 16..32) times the activation block at `x`.
 /// # Safety
@@ -89,14 +92,30 @@ pub(super) unsafe fn dot_bytes(w: [v128; 2], x: *const v128) -> v128 {
     }
 }
 
-/// Q4_0 and Q4_1 (as `super::Q4`), their codes as bytes.
-pub(super) struct Q4Bytes<const AT: usize, const OFFSET: i32>;
-/// Q5_0 and Q5_1 (as `super::Q5`), their codes as bytes.
-pub(super) struct Q5Bytes<const HIGH: usize, const AT: usize, const OFFSET: i32>;
+/// The same integers as `dot_bytes`, by the 16-bit form of the dot product
+/// (one `pmaddubsw` on x86 without VNNI) and one widening per block: each
+/// i16 lane is two products, at most 2·127·31 < 2^13, and the two halves'
+/// sum < 2^14, exact.
+/// # Safety
+/// 32 bytes are readable at `x`.
+#[inline(always)]
+pub(super) unsafe fn dot_pairs(w: [v128; 2], x: *const v128) -> v128 {
+    // SAFETY: two loads of 16 bytes within the 32 at `x`.
+    unsafe {
+        let lo = i16x8_relaxed_dot_i8x16_i7x16(v128_load(x), w[0]);
+        let hi = i16x8_relaxed_dot_i8x16_i7x16(v128_load(x.add(1)), w[1]);
+        i32x4_extadd_pairwise_i16x8(i16x8_add(lo, hi))
+    }
+}
+
+/// Q4_0 and Q4_1 (as `super::Q4`), their codes as bytes; `PAIRS`: `dot_pairs`.
+pub(super) struct Q4Bytes<const AT: usize, const OFFSET: i32, const PAIRS: bool>;
+/// Q5_0 and Q5_1 (as `super::Q5`), their codes as bytes; `PAIRS`: `dot_pairs`.
+pub(super) struct Q5Bytes<const HIGH: usize, const AT: usize, const OFFSET: i32, const PAIRS: bool>;
 /// Q8_0 against the activations' positive and negative parts.
 pub(super) struct Q8Split;
 
-impl<const AT: usize, const OFFSET: i32> Kernel for Q4Bytes<AT, OFFSET> {
+impl<const AT: usize, const OFFSET: i32, const PAIRS: bool> Kernel for Q4Bytes<AT, OFFSET, PAIRS> {
     const FORMAT: BlockFormat = if OFFSET == 8 { BlockFormat::Q4_0 } else { BlockFormat::Q4_1 };
     const LAYOUT: Layout = Layout::Natural;
     type Codes = [v128; 2];
@@ -109,11 +128,11 @@ impl<const AT: usize, const OFFSET: i32> Kernel for Q4Bytes<AT, OFFSET> {
     #[inline(always)]
     unsafe fn dot(w: [v128; 2], x: *const v128) -> v128 {
         // SAFETY: the caller's contract.
-        unsafe { dot_bytes(w, x) }
+        unsafe { if PAIRS { dot_pairs(w, x) } else { dot_bytes(w, x) } }
     }
 }
 
-impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5Bytes<HIGH, AT, OFFSET> {
+impl<const HIGH: usize, const AT: usize, const OFFSET: i32, const PAIRS: bool> Kernel for Q5Bytes<HIGH, AT, OFFSET, PAIRS> {
     const FORMAT: BlockFormat = if OFFSET == 16 { BlockFormat::Q5_0 } else { BlockFormat::Q5_1 };
     const LAYOUT: Layout = Layout::Natural;
     type Codes = [v128; 2];
@@ -125,7 +144,7 @@ impl<const HIGH: usize, const AT: usize, const OFFSET: i32> Kernel for Q5Bytes<H
     #[inline(always)]
     unsafe fn dot(w: [v128; 2], x: *const v128) -> v128 {
         // SAFETY: the caller's contract.
-        unsafe { dot_bytes(w, x) }
+        unsafe { if PAIRS { dot_pairs(w, x) } else { dot_bytes(w, x) } }
     }
 }
 
@@ -175,5 +194,12 @@ pub(super) fn scale_min_codes<const FIVE: bool>(v: [v128; 2], high: &[v128; 2], 
     [v128_or(w[0], fifth(high[0])), v128_or(w[1], fifth(high[1]))]
 }
 
-/// A Q4_K or Q5_K sub-block's codes times the activation block at `x`.
-pub(super) use dot_bytes as scale_min_dot;
+/// A Q4_K or Q5_K sub-block's codes times the activation block at `x`
+/// (`PAIRS`: by `dot_pairs`).
+/// # Safety
+/// 32 bytes are readable at `x`.
+#[inline(always)]
+pub(super) unsafe fn scale_min_dot<const PAIRS: bool>(w: [v128; 2], x: *const v128) -> v128 {
+    // SAFETY: the caller's contract.
+    unsafe { if PAIRS { dot_pairs(w, x) } else { dot_bytes(w, x) } }
+}

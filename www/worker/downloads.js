@@ -159,8 +159,10 @@ export async function fetchCachedBytes(id, url, version, expected, makeSink) {
     // them: on a first visit that write took half of bard's 250 ms download
     // (bench-load.mjs). The engine's own buffer moves when its memory grows,
     // so its download waits until the cache holds the file.
-    if (copy && bytes.viewsStay) storing.set(key, copy.stored.finally(() => storing.delete(key)));
-    else await copy?.stored;
+    if (copy && bytes.viewsStay) {
+      const stored = copy.stored.finally(() => { if (storing.get(key) === stored) storing.delete(key); });
+      storing.set(key, stored);
+    } else await copy?.stored;
     return bytes;
   } catch (err) {
     // A download that failed half-way leaves no entry behind to be used later.

@@ -765,7 +765,6 @@ fn scale_min_codes<const FIVE: bool>(v: [v128; 2], high: &[v128; 2], j: usize) -
     ]
 }
 
-/// A sub-block's codes times the activation block at `x`.
 /// A Q4_K or Q5_K sub-block's codes times the activation block at `x`.
 /// # Safety
 /// As `dot4`.

@@ -79,7 +79,6 @@ pub(super) fn unfused_x86() -> bool {
     unfused
 }
 
-
 /// The codes (bytes, values 0..16 and 16..32) times the activation block at `x`.
 /// # Safety
 /// 32 bytes are readable at `x`.

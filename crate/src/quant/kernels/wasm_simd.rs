@@ -61,23 +61,12 @@ mod relaxed;
 pub(super) fn matmul(p: &Product, out: &mut [f32]) {
     let Product { format, weights, n, k, x, rows_x } = *p;
     // The relaxed-simd build's byte kernels, in the form this machine runs
-    // fastest (`relaxed::unfused_x86`); there Q8_0 takes simd128's kernel.
+    // fastest (`relaxed::unfused_x86`).
     #[cfg(target_feature = "relaxed-simd")]
     {
-        let pairs = relaxed::unfused_x86();
-        match (format, pairs) {
-            (BlockFormat::Q4_0, false) => return run::<relaxed::Q4Bytes<2, 8, false>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q4_0, true) => return run::<relaxed::Q4Bytes<2, 8, true>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q4_1, false) => return run::<relaxed::Q4Bytes<4, 0, false>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q4_1, true) => return run::<relaxed::Q4Bytes<4, 0, true>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q5_0, false) => return run::<relaxed::Q5Bytes<2, 6, 16, false>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q5_0, true) => return run::<relaxed::Q5Bytes<2, 6, 16, true>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q5_1, false) => return run::<relaxed::Q5Bytes<4, 8, 0, false>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q5_1, true) => return run::<relaxed::Q5Bytes<4, 8, 0, true>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q8_0, false) => return run::<relaxed::Q8Split>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q4K, true) => return run_k::<ScaleMin<false, true>>(weights, n, k, x, rows_x, out),
-            (BlockFormat::Q5K, true) => return run_k::<ScaleMin<true, true>>(weights, n, k, x, rows_x, out),
-            _ => {}
+        let done = if relaxed::unfused_x86() { relaxed_bytes::<true>(p, out) } else { relaxed_bytes::<false>(p, out) };
+        if done {
+            return;
         }
     }
     match format {
@@ -95,6 +84,26 @@ pub(super) fn matmul(p: &Product, out: &mut [f32]) {
         BlockFormat::IQ4XS => run_k::<IQ4XS>(weights, n, k, x, rows_x, out),
         BlockFormat::F16 | BlockFormat::BF16 => unreachable!("16-bit rows are multiplied in f32 (half_rows)"),
     }
+}
+
+/// The relaxed-simd build's byte kernels for `p`'s format, their dot
+/// products in the 16-bit form where `PAIRS`; Q8_0's only in the 32-bit
+/// form (with the 16-bit one, simd128's kernel is as fast: see
+/// `relaxed::unfused_x86`). False, with nothing done, for the other formats.
+#[cfg(target_feature = "relaxed-simd")]
+fn relaxed_bytes<const PAIRS: bool>(p: &Product, out: &mut [f32]) -> bool {
+    let Product { format, weights, n, k, x, rows_x } = *p;
+    match format {
+        BlockFormat::Q4_0 => run::<relaxed::Q4Bytes<2, 8, PAIRS>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q4_1 => run::<relaxed::Q4Bytes<4, 0, PAIRS>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q5_0 => run::<relaxed::Q5Bytes<2, 6, 16, PAIRS>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q5_1 => run::<relaxed::Q5Bytes<4, 8, 0, PAIRS>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q8_0 if !PAIRS => run::<relaxed::Q8Split>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q4K => run_k::<ScaleMin<false, PAIRS>>(weights, n, k, x, rows_x, out),
+        BlockFormat::Q5K => run_k::<ScaleMin<true, PAIRS>>(weights, n, k, x, rows_x, out),
+        _ => return false,
+    }
+    true
 }
 
 /// One block format: how its codes are unpacked, and which layout of the

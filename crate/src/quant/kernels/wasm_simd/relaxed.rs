@@ -107,6 +107,16 @@ pub(super) unsafe fn dot_pairs(w: [v128; 2], x: *const v128) -> v128 {
     }
 }
 
+/// A nibble format's codes times the activation block at `x`: by
+/// `dot_pairs` where `PAIRS`, else by `dot_bytes`.
+/// # Safety
+/// 32 bytes are readable at `x`.
+#[inline(always)]
+pub(super) unsafe fn dot_nibbles<const PAIRS: bool>(w: [v128; 2], x: *const v128) -> v128 {
+    // SAFETY: the caller's contract.
+    unsafe { if PAIRS { dot_pairs(w, x) } else { dot_bytes(w, x) } }
+}
+
 /// Q4_0 and Q4_1 (as `super::Q4`), their codes as bytes; `PAIRS`: `dot_pairs`.
 pub(super) struct Q4Bytes<const AT: usize, const OFFSET: i32, const PAIRS: bool>;
 /// Q5_0 and Q5_1 (as `super::Q5`), their codes as bytes; `PAIRS`: `dot_pairs`.
@@ -127,7 +137,7 @@ impl<const AT: usize, const OFFSET: i32, const PAIRS: bool> Kernel for Q4Bytes<A
     #[inline(always)]
     unsafe fn dot(w: [v128; 2], x: *const v128) -> v128 {
         // SAFETY: the caller's contract.
-        unsafe { if PAIRS { dot_pairs(w, x) } else { dot_bytes(w, x) } }
+        unsafe { dot_nibbles::<PAIRS>(w, x) }
     }
 }
 
@@ -143,7 +153,7 @@ impl<const HIGH: usize, const AT: usize, const OFFSET: i32, const PAIRS: bool> K
     #[inline(always)]
     unsafe fn dot(w: [v128; 2], x: *const v128) -> v128 {
         // SAFETY: the caller's contract.
-        unsafe { if PAIRS { dot_pairs(w, x) } else { dot_bytes(w, x) } }
+        unsafe { dot_nibbles::<PAIRS>(w, x) }
     }
 }
 
@@ -193,12 +203,5 @@ pub(super) fn scale_min_codes<const FIVE: bool>(v: [v128; 2], high: &[v128; 2], 
     [v128_or(w[0], fifth(high[0])), v128_or(w[1], fifth(high[1]))]
 }
 
-/// A Q4_K or Q5_K sub-block's codes times the activation block at `x`
-/// (`PAIRS`: by `dot_pairs`).
-/// # Safety
-/// 32 bytes are readable at `x`.
-#[inline(always)]
-pub(super) unsafe fn scale_min_dot<const PAIRS: bool>(w: [v128; 2], x: *const v128) -> v128 {
-    // SAFETY: the caller's contract.
-    unsafe { if PAIRS { dot_pairs(w, x) } else { dot_bytes(w, x) } }
-}
+/// A Q4_K or Q5_K sub-block's codes times the activation block at `x`.
+pub(super) use dot_nibbles as scale_min_dot;

@@ -7,6 +7,7 @@
 //              (replay, step, run, rewind, preview, beam, score), loading a model
 //   panels/    the frame scheduler and the painter (reads the store), messages,
 //              layout, figures, the tour
+//   later.js   the parts of the page loaded once the first distribution is drawn
 //   render/    one pure function per panel     worker/  the engine's thread
 //   lessons/   the Lessons menu and figures    bench/   timings, only with ?bench=1
 //   embed/     the embed code (embed.js, the custom element, stays at the top)
@@ -24,26 +25,38 @@ import { updateUrl } from "./panels/url-sync.js";
 import { say } from "./panels/messages.js";
 import { paintChips } from "./panels/paint.js";
 import { wireModelPicker, checkModelFiles } from "./controls/model-panel.js";
-import { wireGgufOpen } from "./controls/gguf-open.js";
-import { wireScore } from "./controls/score-input.js";
 import { wireToyModels } from "./controls/toy-models.js";
 import { showPanels, wirePanelSwitches } from "./controls/panel-switches.js";
-import { wireInside } from "./controls/inside.js";
-import { addFigureButtons } from "./panels/figure.js";
-import { wireEmbedCode } from "./embed/code.js";
-import { emit } from "./state/events.js";
+import { emit, on } from "./state/events.js";
 import { wireLayout } from "./panels/layout.js";
-import { wireKeyboard } from "./controls/keyboard.js";
-import { wireTour } from "./panels/tour.js";
-import { wireLessons } from "./lessons/lessons.js";
-import { wireConfigIo } from "./controls/config-io.js";
 import { wireThreads } from "./controls/threads.js";
-import { wireCompare } from "./controls/compare.js";
 import { isolate } from "./isolation.js";
 import { wireStandAside } from "./engine/stand-aside.js";
 
 // The benchmarks' bookkeeping, only when they ask for it (before anything it times).
 if (new URLSearchParams(location.search).get("bench") === "1") await import("./bench/bench.js");
+
+/** The query the page was opened with: boot rewrites the URL before later.js reads it. */
+const opened = new URLSearchParams(location.search);
+
+/**
+ * The rest of the page (later.js) loads once the first distribution is drawn,
+ * so its modules do not compete with the first ones for the two or more
+ * cores: loaded beside the model instead, they cost the first distribution
+ * what leaving them out of the first graph saved (bard, medians of 8
+ * alternating cold loads: 1,116 against 1,112 ms). A model that takes longer
+ * (a download, a refusal) does not hold them back more than this.
+ */
+const LATER_PARTS_WAIT_MS = 1000;
+let laterWanted = false;
+
+function wireLaterParts() {
+  if (laterWanted) return;
+  laterWanted = true;
+  (laterParts ?? import("./later.js"))
+    .then((m) => m.wireLater({ lessons: !lessonFirst, opened }))
+    .catch((err) => say(`part of the page did not load (${err?.message ?? err}); reload the page to try again`, "error"));
+}
 
 async function boot() {
   // The worker compiles the engine while this thread reads the catalogue.
@@ -67,24 +80,17 @@ async function boot() {
   wireControls();
   wireThreads();
   wireStandAside(() => client.worker);
-  wireConfigIo();
   wireGeneration();
-  wireEmbedCode();
   wireListButtons();
   wireModelPicker();
-  wireGgufOpen();
-  wireScore();
   wireToyModels();
   wirePanelSwitches();
-  wireInside();
-  wireCompare();
-  addFigureButtons();
   wireLayout();
-  wireKeyboard();
   showPanels();
-  wireTour({ embed: state.embed });
   paintChips();
   emit("controls-built");
+  on("painted", (d) => { if (d.ready) wireLaterParts(); });
+  setTimeout(wireLaterParts, LATER_PARTS_WAIT_MS);
   checkModelFiles(); // sizes and availability of the GGUF files, shown in the picker when known
   if (unavailable !== null) say(`model=${unavailable} is not available; using ${read.defaultName}`, "error");
   updateUrl();
@@ -93,5 +99,13 @@ async function boot() {
 
 // At once, unless the host opted in to isolation by service worker and the page reloads first (isolation.js).
 await isolate();
-wireLessons(); // ?lesson=: the preset's view, applied before boot reads the state
+/** A lesson in the URL sets the state the page boots with: its module comes first. */
+const lessonFirst = state.lesson !== null && state.lesson !== undefined;
+/** @type {Promise<typeof import("./later.js")>|null} later.js, when a lesson needed it first */
+let laterParts = null;
+if (lessonFirst) {
+  const m = await import("./later.js");
+  m.wireLessons(); // ?lesson=: the preset's view, applied before boot reads the state
+  laterParts = Promise.resolve(m);
+}
 boot();

@@ -1,7 +1,8 @@
 // The page's module graph: the page a student opens loads no bench code and
 // keeps no timing records, the benchmarks' ?bench=1 switches them on,
-// index.html preloads every module the page imports (so the graph loads in
-// one round of requests, not one level of imports at a time), no import
+// index.html preloads every module of the page's first graph (so it loads in
+// one round of requests, not one level of imports at a time) and none of the
+// parts loaded after it (later.js), no import
 // cycle appears in any folder, the folders depend one way, and only the
 // store writes the page's state.
 //
@@ -196,10 +197,11 @@ test("the state changes in one place: no module but state/store.js writes the st
   assert.deepEqual(found, []);
 });
 
-test("index.html preloads every module of the page", async () => {
+test("index.html preloads every module of the page's first graph, and the later parts stay out of it", async () => {
   const html = await readFile(path.join(WWW_ROOT, "index.html"), "utf8");
   const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="\.\/([^"]+)">/g)].map((m) => m[1]));
-  // Walk the static imports from main.js (bench/bench.js is imported dynamically, only with ?bench=1).
+  // Walk the static imports from main.js (bench/bench.js is imported dynamically, only with
+  // ?bench=1; later.js once the first parts are built).
   const seen = new Set();
   const walk = async (rel) => {
     if (seen.has(rel)) return;
@@ -210,6 +212,11 @@ test("index.html preloads every module of the page", async () => {
     }
   };
   await walk("main.js");
+  // What later.js holds must not creep back into the first graph: the
+  // first distribution would wait for it again.
+  for (const later of ["later.js", "render/compare.js", "render/inside.js", "lessons/presets.js", "panels/tour.js", "controls/config-io.js"]) {
+    assert.ok(!seen.has(later), `${later} is in main.js's static graph`);
+  }
   const missing = [...seen].filter((m) => !preloaded.has(m));
   assert.deepEqual(missing, [], "modules imported but not preloaded");
   const extra = [...preloaded].filter((m) => !seen.has(m));

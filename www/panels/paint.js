@@ -7,15 +7,29 @@ import { renderDist } from "../render/dist.js";
 import { renderRules } from "../render/rules.js";
 import { renderEntropy } from "../render/entropy.js";
 import { renderKv } from "../render/kv.js";
-import { renderInside } from "../render/inside.js";
 import { renderBeam } from "../render/beam.js";
 import { renderTrain } from "../render/train.js";
 import { renderModelFacts } from "../render/model-facts.js";
-import { renderScore } from "../render/score.js";
 import { renderSpeed } from "../render/speed.js";
 import { renderChips } from "../render/chips.js";
-import { renderCompare } from "../render/compare.js";
 import { $, setText } from "../render/dom.js";
+
+/**
+ * The painters of the panels that load after the first distribution
+ * (later.js): null until they have, and the page is not ready before.
+ * @type {{ renderInside: Function|null, renderScore: Function|null, renderCompare: Function|null }}
+ */
+const later = { renderInside: null, renderScore: null, renderCompare: null };
+let laterWired = false;
+
+/**
+ * The later panels' painters, once their modules are in and wired.
+ * @param {{ renderInside: Function, renderScore: Function, renderCompare: Function }} painters
+ */
+export function setLaterRenderers(painters) {
+  Object.assign(later, painters);
+  laterWired = true;
+}
 
 /** The beam panel, when it is shown. */
 export function paintBeam() {
@@ -25,15 +39,15 @@ export function paintBeam() {
 
 /** The inside panel, when it is shown (its own layer and head moves repaint only it). */
 export function paintInside() {
-  if (!state.panels.includes("inside")) return;
-  renderInside($("#p-inside .body"), { inside: view.inside, lens: view.insideLens, info: view.info,
+  if (!state.panels.includes("inside") || !later.renderInside) return;
+  later.renderInside($("#p-inside .body"), { inside: view.inside, lens: view.insideLens, info: view.info,
     tokens: [...view.transcript.promptTokens, ...view.transcript.generated], focus: view.insideFocus, hover: view.insideHover });
 }
 
 /** The compare panel, when it is shown (its runs' progress repaints only it). */
 export function paintCompare() {
-  if (!state.panels.includes("compare")) return;
-  renderCompare($("#p-compare"), { compare: view.compare, sides: state.compare, ready: view.ready, running: view.running });
+  if (!state.panels.includes("compare") || !later.renderCompare) return;
+  later.renderCompare($("#p-compare"), { compare: view.compare, sides: state.compare, ready: view.ready, running: view.running });
 }
 
 /**
@@ -71,13 +85,13 @@ export function paintAll({ previewOnly = false } = {}) {
   if (shown.has("inside") && !previewOnly) paintInside();
   if (shown.has("compare")) paintCompare();
   if (!previewOnly) paintBeam();
-  if (shown.has("score") && !previewOnly) {
-    renderScore($("#p-score .body"), { score: view.score, busy: view.scoreBusy, selected: view.scoreSelected });
+  if (shown.has("score") && !previewOnly && later.renderScore) {
+    later.renderScore($("#p-score .body"), { score: view.score, busy: view.scoreBusy, selected: view.scoreSelected });
   }
   if (state.model === "bigram-abc" && !previewOnly) renderTrain($("#train-result"), { result: view.train, busy: view.trainBusy });
   paintButtons();
   renderModelFacts($("#model-facts"), view.info);
-  document.body.dataset.ready = String(view.ready && !!view.report);
+  document.body.dataset.ready = String(view.ready && !!view.report && laterWired);
 }
 
 /**

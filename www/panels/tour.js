@@ -59,11 +59,10 @@ function remember() {
 
 /**
  * Wire the "?" button and start the tour if this is a first visit.
- * @param {{ embed: boolean }} opts
+ * @param {{ embed: boolean, query?: URLSearchParams }} opts query: the URL's as the page was opened
  */
-export function wireTour({ embed }) {
+export function wireTour({ embed, query = new URLSearchParams(location.search) }) {
   document.getElementById("btn-tour")?.addEventListener("click", () => startTour());
-  const query = new URLSearchParams(location.search);
   if (shouldAutoStart(query, { embed, done: isDone(), automated: navigator.webdriver === true })) startTour({ auto: true });
 }
 

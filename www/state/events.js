@@ -1,7 +1,8 @@
 // The page's lifecycle, as events anyone may listen to: the load stages, each
-// report, each paint. The page itself listens to none of them; they exist so
-// a tool (bench/bench.js, loaded only with ?bench=1) can time the page from outside
-// without bookkeeping of its own in the page.
+// report, each paint. They exist so a tool (bench/bench.js, loaded only with
+// ?bench=1) can time the page from outside without bookkeeping of its own in
+// the page; the page itself listens to one, the first ready `painted`, to load
+// its later parts (main.js, later.js).
 //
 //   controls-built, catalogue-read, load-sent       {}
 //   model-ready   { timings }    the worker's ready message (wasm_ms, files_ms, build_ms, sent)

@@ -201,7 +201,7 @@ test("index.html preloads every module of the page's first graph, and the later 
   const html = await readFile(path.join(WWW_ROOT, "index.html"), "utf8");
   const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="\.\/([^"]+)">/g)].map((m) => m[1]));
   // Walk the static imports from main.js (bench/bench.js is imported dynamically, only with
-  // ?bench=1; later.js once the first parts are built).
+  // ?bench=1; later.js once the first distribution is drawn).
   const seen = new Set();
   const walk = async (rel) => {
     if (seen.has(rel)) return;

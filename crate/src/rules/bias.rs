@@ -1,6 +1,7 @@
 //! Logit bias and banned tokens.
 
 use super::fields::{Field, Range, Slot};
+use super::saturate::saturated;
 use super::settings::MAX_ABS_BIAS;
 use super::spec::{Apply, StageSpec, Takes};
 
@@ -11,7 +12,7 @@ pub fn apply_bias_and_bans(logits: &[f64], bias: &[(u32, f64)], banned: &[u32]) 
     let mut out = logits.to_vec();
     for &(id, b) in bias {
         if let Some(z) = out.get_mut(id as usize) {
-            *z += b;
+            *z = saturated(*z + b, *z);
         }
     }
     for &id in banned {

@@ -36,6 +36,7 @@ mod prefix;
 mod probs;
 mod ranking;
 mod raw;
+mod saturate;
 mod registry;
 mod settings;
 mod softmax;

@@ -7,6 +7,7 @@ use super::spec::{Apply, StageSpec, Takes};
 
 use std::collections::BTreeMap;
 
+use super::saturate::saturated;
 use super::settings::PenaltyMode;
 
 /// The last `window` tokens of `history`; `window = 0` means the whole history.
@@ -49,7 +50,7 @@ pub fn penalize_repetition(
         };
         for _ in 0..times {
             let z = out[id];
-            out[id] = if z > 0.0 { z / rho } else { z * rho };
+            out[id] = saturated(if z > 0.0 { z / rho } else { z * rho }, z);
         }
     }
     out
@@ -65,7 +66,7 @@ pub fn penalize_presence_frequency(
 ) -> Vec<f64> {
     let mut out = logits.to_vec();
     for (id, count) in count_occurrences(recent, logits.len()) {
-        out[id] -= presence + frequency * count as f64;
+        out[id] = saturated(out[id] - (presence + frequency * count as f64), out[id]);
     }
     out
 }

@@ -6,6 +6,7 @@ use super::spec::{Apply, StageSpec, Takes};
 
 use super::probs::Probs;
 use super::raw::RawDistribution;
+use super::saturate::saturated;
 use super::softmax::{Nearby, Softmax, argmax, softmax_parts};
 
 /// Returns `logits / tau`. `tau = 0` means greedy: the argmax keeps its logit
@@ -14,7 +15,8 @@ use super::softmax::{Nearby, Softmax, argmax, softmax_parts};
 ///
 /// tau is validated to be 0 or at least `MIN_TEMPERATURE` (1e-100) by
 /// `RuleSettings::validate`; f32 model output divided by it stays finite in
-/// f64 and the softmax subtracts the max, so neither end produces NaN.
+/// f64, a larger logit is held finite (`saturated`), and the softmax
+/// subtracts the max, so neither end produces NaN.
 pub fn scale_by_temperature(logits: &[f64], tau: f64) -> Vec<f64> {
     if tau == 0.0 {
         let best = argmax(logits);
@@ -24,7 +26,7 @@ pub fn scale_by_temperature(logits: &[f64], tau: f64) -> Vec<f64> {
             .map(|(i, &z)| if i == best { z } else { f64::NEG_INFINITY })
             .collect();
     }
-    logits.iter().map(|&z| z / tau).collect()
+    logits.iter().map(|&z| saturated(z / tau, z)).collect()
 }
 
 /// softmax(raw / tau) with the scaled logits, for tau other than 0 and 1,

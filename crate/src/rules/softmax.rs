@@ -1,6 +1,6 @@
 //! Softmax, entropy and argmax: the measurements every stage reports.
 
-use super::exp::exp;
+use super::exp::{exp, exp_nonpositive};
 use super::vocab_sum::{sum_by_chunks, sum_of_ids};
 use crate::threads;
 
@@ -79,13 +79,14 @@ pub fn softmax_parts(logits: &[f64]) -> Softmax {
     let sparse = finite * 8 < logits.len();
     let sums = threads::map_chunks_mut(&mut probs, threads::VOCAB_CHUNK, |range, out| {
         let zs = &logits[range];
+        // z − max ≤ 0 (or NaN, which the pipeline refuses first).
         if sparse {
             for (p, &z) in out.iter_mut().zip(zs).filter(|(_, z)| **z > f64::NEG_INFINITY) {
-                *p = exp(z - max);
+                *p = exp_nonpositive(z - max);
             }
         } else {
             for (p, &z) in out.iter_mut().zip(zs) {
-                *p = exp(z - max);
+                *p = exp_nonpositive(z - max);
             }
         }
         out.iter().sum::<f64>()
@@ -230,7 +231,7 @@ pub fn entropy_nats_at_temperature(logits: &[f64], tau: f64) -> f64 {
             continue;
         }
         let u = (z - max) / tau;
-        let e = exp(u);
+        let e = exp_nonpositive(u);
         total += e;
         weighted += e * u;
     }

@@ -79,6 +79,35 @@ export function quantile(xs, q) {
 export const median = (xs) => quantile(xs, 0.5);
 
 /**
+ * Wait until the machine's processors are nearly idle (under 10% busy over
+ * 100 ms, from /proc/stat), at most `maxMs`; where /proc/stat cannot be
+ * read, a second. A load timed after it does not share the processors with
+ * the browser's own start-up work.
+ * @param {number} [maxMs]
+ */
+export async function machineIdle(maxMs = 3000) {
+  const { readFile } = await import("node:fs/promises");
+  const busy = async () => {
+    const fields = (await readFile("/proc/stat", "utf8")).split("\n", 1)[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    return { busy: total - fields[3] - (fields[4] ?? 0), total };
+  };
+  const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const start = Date.now();
+  try {
+    let before = await busy();
+    while (Date.now() - start < maxMs) {
+      await pause(100);
+      const now = await busy();
+      if ((now.busy - before.busy) < 0.1 * Math.max(1, now.total - before.total)) return;
+      before = now;
+    }
+  } catch {
+    await pause(1000);
+  }
+}
+
+/**
  * Median, 95th percentile, extremes and count of a list of milliseconds.
  * @param {number[]} ms
  * @returns {{ p50: number|null, p95: number|null, min: number|null, max: number|null, n: number }}

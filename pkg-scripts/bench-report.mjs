@@ -249,7 +249,14 @@ export function renderSection(r) {
       const pr = r.page_run?.[name];
       return pr ? `${rate(pr.page_tok_s_median)} against ${rate(pr.engine_tok_s_median)} (${times(pr.ratio)})` : null;
     });
-    row("open → first distribution, cold profile: median (max)", (_, l) => l?.cold && `${ms(l.cold.first_render.p50)} (${ms(l.cold.first_render.max)})`);
+    // A run from before bench-load.mjs opened pages in a tab already up has
+    // only the first-document figure, as `first_render`.
+    row("open → first distribution, cold profile, in a tab already up: median (max)", (_, l) => l?.cold?.first_render_new_tab &&
+      `${ms(l.cold.first_render.p50)} (${ms(l.cold.first_render.max)})`);
+    row("… the page being its new tab's first document: median (max)", (_, l) => {
+      const f = l?.cold && (l.cold.first_render_new_tab ?? l.cold.first_render);
+      return f && `${ms(f.p50)} (${ms(f.max)})`;
+    });
     row("open → first distribution, warm (Cache API): median (max)", (_, l) => l?.warm && `${ms(l.warm.first_render.p50)} (${ms(l.warm.first_render.max)})`);
     row("… of which the worker's model build, then prefill and first report (cold medians)",
       (_, l) => l?.cold && `${ms(l.cold.stages.worker_build_ms)}, then ${ms(l.cold.stages.prefill_ms)}`);
@@ -376,8 +383,10 @@ function targets(r) {
   }
   const gz = r.wasm?.gzip_bytes;
   add("wasm module ≤ 2 MB gzipped", r.wasm ? `${(gz / 1e6).toFixed(2)} MB gzipped (${(r.wasm.raw_bytes / 1e6).toFixed(2)} MB raw)` : "–", r.wasm ? gz <= 2e6 : null);
-  const cold = r.load.bard?.cold?.first_render;
-  add("open page → first distribution on bard < 1 s (cold profile, median)", cold ? `${ms(cold.p50)} ms` : "–", cold ? cold.p50 < 1000 : null);
+  const newTab = r.load.bard?.cold?.first_render_new_tab;
+  const cold = newTab ? r.load.bard.cold.first_render : null;
+  add("open page → first distribution on bard < 1 s (cold profile, in a tab already up, median)",
+    cold ? `${ms(cold.p50)} ms${newTab ? ` (the page as its new tab's first document: ${ms(newTab.p50)} ms)` : ""}` : "–", cold ? cold.p50 < 1000 : null);
   return list;
 }
 
@@ -448,7 +457,10 @@ const method = (z) => [
     "and JavaScript heaps).",
   "- **Load** (`node pkg-scripts/bench-load.mjs N --model=M [--warm] --json`): the page's own clock when the first distribution is in " +
     "the DOM, from navigation start; cold = a fresh browser profile per load (empty Cache API: the files come from localhost), " +
-    `warm = one profile opened once before the timed loads (the weights from the Cache API). ${z.loadRuns} loads on bard, ${z.smolLoadRuns} on SmolLM2.`,
+    `warm = one profile opened once before the timed loads (the weights from the Cache API). ${z.loadRuns} loads on bard, ${z.smolLoadRuns} on SmolLM2. ` +
+    "Each timed load goes to the page from about:blank in a tab already up, once the machine is idle (as Lighthouse starts its loads, and as a " +
+    "browser that keeps a spare renderer process opens a link to a new site); cold runs also time the page as its new tab's first document, " +
+    "whose renderer starts beside the page's own work (on 2 cores that cost bard's cold open about 200–370 ms more).",
   "- **Size**: `www/pkg/nexttoken_bg.wasm` as built, and through `gzip -9` (MB = 10⁶ bytes).",
 ];
 
@@ -494,7 +506,13 @@ export function headlines(r) {
     const p = r.page?.[name];
     add(`${name}.slider.first`, `${name}: first slider move → frame ms (median)`, p ? median(p.first.frame) : null, false);
     add(`${name}.slider.p95`, `${name}: slider move → frame p95 ms`, p?.later?.frame?.p95, false);
-    add(`${name}.load.cold`, `${name}: open → first distribution, cold ms`, r.load?.[name]?.cold?.first_render?.p50, false);
+    // `load.cold` keeps its earlier meaning (the page as its new tab's first
+    // document; runs before this split have only that), so changes compare like with like.
+    const cold = r.load?.[name]?.cold;
+    add(`${name}.load.cold`, `${name}: open → first distribution, cold, as a new tab's first document ms`,
+      (cold?.first_render_new_tab ?? cold?.first_render)?.p50, false);
+    add(`${name}.load.cold_tab_up`, `${name}: open → first distribution, cold, in a tab already up ms`,
+      cold?.first_render_new_tab ? cold.first_render.p50 : null, false);
     add(`${name}.load.warm`, `${name}: open → first distribution, warm ms`, r.load?.[name]?.warm?.first_render?.p50, false);
   }
   for (const name of [SMOL, GEMMA]) add(`${name}.page_run.ratio`, `${name}: page Run / engine alone, tokens/s`, r.page_run?.[name]?.ratio, true);

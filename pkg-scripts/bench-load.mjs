@@ -70,8 +70,8 @@ try {
     if (!warm && i % 2 === 0) newTabStages.push(await firstDocumentLoad(browser));
   }
   await browser.close();
-  // The floor: the same launch and navigation for a page whose only module
-  // script records the time it runs (browser start-up, no page code).
+  // The floor: a page whose only module script records the time it runs,
+  // opened the same way (a fresh browser, about:blank, the machine idle).
   if (!warm) {
     for (let i = 0; i < runs; i++) {
       const floorBrowser = await launchBrowser();
@@ -93,8 +93,11 @@ try {
 }
 
 /**
- * A cold load the old way: the page is a new tab's first document, opened
- * at once (the tab's renderer starts beside the page's own work).
+ * A cold load the way runs before 2026-12-07 11:19 UTC timed it: the page is
+ * a new tab's first document (the tab's renderer starts beside the page's
+ * own work). Those runs opened it as soon as the browser was up; this waits
+ * for the machine to go idle first, which alone changed nothing (bard,
+ * medians of 8 alternating loads: 1,102 against 1,124 ms).
  * @param {import("playwright-core").Browser} browser
  */
 async function firstDocumentLoad(browser) {

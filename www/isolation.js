@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Cross-origin isolation: `crossOriginIsolated`, which SharedArrayBuffer (and
 // so the engine's pool of wasm threads) needs. Without isolation the engine
 // runs on one thread, and the speed readout says so.

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The page's entry point: it boots (engine worker, controls, catalogue,
 // first model). Each folder holds one side or one job:
 //   controls/  what the user moves; each change goes through dispatch.js to the store

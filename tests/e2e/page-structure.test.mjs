@@ -1,8 +1,9 @@
 // The page's module graph: the page a student opens loads no bench code and
 // keeps no timing records, the benchmarks' ?bench=1 switches them on,
 // index.html preloads every module of the page's first graph (so it loads in
-// one round of requests, not one level of imports at a time) and none of the
-// parts loaded after it (later.js), no import
+// one round of requests, not one level of imports at a time), each with
+// Chromium's compile hint, and neither preloads nor hints the parts loaded
+// after it (later.js), no import
 // cycle appears in any folder, the folders depend one way, and only the
 // store writes the page's state.
 //
@@ -221,4 +222,15 @@ test("index.html preloads every module of the page's first graph, and the later 
   assert.deepEqual(missing, [], "modules imported but not preloaded");
   const extra = [...preloaded].filter((m) => !seen.has(m));
   assert.deepEqual(extra, [], "modules preloaded but not imported");
+  // Chromium compiles a module's functions with it when its first line is this
+  // hint (index.html says what that saved); the first graph runs at load, the
+  // later parts do not, so they are compiled at their first call.
+  const HINT = "//# allFunctionsCalledOnLoad";
+  const firstLine = async (rel) => (await readFile(path.join(WWW_ROOT, rel), "utf8")).split("\n", 1)[0];
+  const unhinted = [];
+  for (const rel of seen) if ((await firstLine(rel)) !== HINT) unhinted.push(rel);
+  assert.deepEqual(unhinted, [], "first-graph modules without the compile hint on their first line");
+  for (const later of ["later.js", "render/compare.js", "render/inside.js", "lessons/presets.js"]) {
+    assert.notEqual(await firstLine(later), HINT, `${later} loads after the first distribution: no compile hint`);
+  }
 });

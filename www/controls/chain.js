@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The chain builder: the stages the sampler runs, in order, as a list the
 // user edits: add a stage, remove one, drag one into place, or (drag is no
 // use to a keyboard or a screen reader) move it up or down with its buttons;

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Panel 7: the decoding controls, built from the table in state/settings.js.
 // Every number has a slider and a number box (both keyboard-operable); a value
 // out of range is refused with a message next to the control and the last

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Setting dispatch: a moved control, a ban or a bias changes the store, and
 // then sets off what the change needs (a preview of the rules, a replay of
 // the model, a new beam search, or only the URL). The one way a setting

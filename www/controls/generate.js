@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The generation controls: Step, Run/Stop, Step back and Reset, a click (or
 // Enter) on a generated token to rewind to it, the beam panel's Search
 // button, the prompt box and the KV cache switch.

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The model panel: the picker (with each file's size and whether it can be
 // loaded), the chosen model's blurb and the editors that belong to it, a GGUF
 // file opened from disk as a model of its own, and the chat switch, shown for

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Which panels are shown: the switches in the model panel, mirrored in the URL.
 
 import { state, setPanels } from "../state/store.js";

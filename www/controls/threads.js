@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The engine's threads, a group of its own in "More controls": a select of
 // auto and 1 … this device's cores (state/threads.js). A change goes to the
 // store and the URL and is told to the engine's worker (engine/threads.js);

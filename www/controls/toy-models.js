@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The course's toy models' own tools in the model panel: the editor of
 // lesson 21's ten logits and the in-browser retraining of lesson 18's bigram.
 

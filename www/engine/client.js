@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The page's side of the worker protocol: request ids, stale replies dropped,
 // preview coalescing, and a restart when the wasm instance dies.
 

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The engine's worker, started by index.html's first script as soon as this
 // module and its one import have arrived, and not only once the page's own
 // modules have all loaded and run (main.js's boot). The worker's start-up, its

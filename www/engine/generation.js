@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The engine state machine for generation: the page's side of replay, step,
 // run, rewind, preview, beam and score (loading a model, Reset and the crash
 // recovery are in model-load.js). The worker holds the model; this module

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The page's link to the engine: the worker client (each new worker told its
 // threads first), the rules on this thread (local-preview.js) fed by the
 // worker's reports, and how an engine error is said. What the engine's

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The decoding rules on the page's own thread. A slider move only re-runs the
 // rules on the pending raw logits, so the page keeps its own copy of them (sent
 // by the worker with every report) and a wasm `Previewer` that answers in the

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Loading models: a catalogue model (built in, a model folder, a GGUF the
 // server has), a GGUF file from the user's disk, the fallback when a model
 // cannot be loaded, Reset (which reloads after a crash), and the recovery

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Where the engine's threads take every core, its helper threads stand aside
 // (take no new band of a product) while the page's thread answers an input
 // (a slider moved, a key pressed, a click) or paints the panels, until that

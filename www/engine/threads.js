@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The engine's threads: the page's choice (state.threads) told to each new
 // worker before anything else and again on every change, and the worker's
 // answer (how many it uses, and why fewer) put in the store for the readout.

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Frame scheduling: every change asks for a repaint and the panels are
 // painted once per animation frame (paint.js, which reads the store); a
 // slider move answered on this thread is painted at once, in its input task,

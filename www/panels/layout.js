@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Where the decoding controls sit, so the sliders and the distribution they
 // change are on screen together (style.css draws the three arrangements):
 //   side        (≥ 1200 px) a sticky column left of the panels, every control in it:

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The message area at the top of the page (never a dialog) and the load
 // progress line under it.
 

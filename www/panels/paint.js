@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The painter: every visible panel drawn from the store (`state`, `view`),
 // which it only reads. When it paints is the frame scheduler's (frame.js).
 

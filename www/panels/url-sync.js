@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The view state mirrored in the URL, so a link (or an iframe in a lesson)
 // reproduces what is on screen.
 

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Panel 6: beam search as a tree. Each node is one token; the nodes on a final
 // beam are drawn solid, the pruned ones light and dashed.
 

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The chips of banned and biased tokens in the controls panel. Each chip is a
 // button carrying data-action ("unban" or "unbias") and data-id; the page
 // listens on the box.

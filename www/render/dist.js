@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Panel 2: the top-10 next-token distribution, raw and after the rules, side
 // by side, with buttons to ban or bias a token.
 

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Small DOM helpers shared by the panel renderers. They exist so that a
 // repaint reuses the nodes it made last time (no layout thrash, no innerHTML).
 

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Panel 4: entropy of the raw distribution and after each stage in force
 // (the stages the rules table draws: an off stage changes nothing), and the
 // entropy-vs-temperature curve with the current temperature marked.

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Number formatting and the colour scale, shared by every panel so the same
 // quantity always reads the same way.
 

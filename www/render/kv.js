@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Panel 5: the KV cache as a grid of (layer, KV head) rows × positions that
 // grows one column per token, its size in bytes, and the work it saves. A
 // model with sliding-window layers (Gemma 3) has two kinds of rows: global

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The one-line facts about the loaded model under the model picker, from the
 // engine's ModelInfo.
 

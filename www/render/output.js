@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Panel 1: the prompt and the generated text, each generated token tinted by
 // the probability it had when it was drawn. A chat template's special tokens
 // (<|im_start|>, <|im_end|>) are shown as tokens, dimmed.

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The load progress line: a bar (bytes and percent) while a model file
 // downloads, then what the worker is doing with it.
 

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // Panel 3: which tokens each rule keeps. One column per rule applied alone on
 // the raw logits, then one per stage of the chain in force, in its order. The
 // samplers beyond the course's (typical, ε, η, top-n-σ, XTC, mirostat, DRY,

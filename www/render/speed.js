@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The speed readout under the Step/Run buttons: prefill and decode tokens per
 // second and the last step's time, as the engine's worker measured them, and
 // the threads it computed them on, as it said them.

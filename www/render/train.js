@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The "bigram-abc" model's retraining result: the loss curve and the learned
 // table P(next | current), to compare with lesson 18.
 

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The model catalogue: the models listed in models/index.json (trained
 // model folders and GGUF files) plus the course's built-in toy models, which
 // need no files.

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The page's lifecycle, as events anyone may listen to: the load stages, each
 // report, each paint. They exist so a tool (bench/bench.js, loaded only with
 // ?bench=1) can time the page from outside without bookkeeping of its own in

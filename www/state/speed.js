@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The engine's speed, from the timings the worker sends with its reports
 // (measured there, around the engine call alone: see PROTOCOL.md): the
 // prompt's prefill, and the decode steps since it. The output panel's speed

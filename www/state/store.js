@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // What the page knows, and the one place it changes: the view state
 // (mirrored in the URL), what the panels draw (from the engine's replies),
 // and the model catalogue. Other modules read `state`, `view` and

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // How many threads the page asks the engine for: "auto" or a count from 1 to
 // this device's cores. The one place the choice's default and range are
 // written; the URL parser (url.js), the control (controls/threads.js) and the

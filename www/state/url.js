@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The whole view lives in the URL query, so a link (or an iframe in a lesson)
 // reproduces it exactly. Parsing never throws: a bad field keeps its default
 // and adds a message the page shows.

@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The engine's worker as the page starts it, with the helper threads it asks
 // for. A leaf of the page (engine/client.js) that tests and benchmarks use
 // too, so that every engine worker gets its helpers the same way.

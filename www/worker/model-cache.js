@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // The browser cache (Cache API) that keeps downloaded model files, shared by
 // the worker (which fills it) and the page (which asks whether a file is
 // already there, to show it in the picker without a request).

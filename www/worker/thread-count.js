@@ -1,3 +1,4 @@
+//# allFunctionsCalledOnLoad
 // What "auto" threads means, and why a page gets one thread: a leaf both the
 // engine's worker (thread-pool.js, which resolves them) and the page
 // (state/threads.js, engine/threads.js) read.
